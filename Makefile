@@ -1,0 +1,41 @@
+# `make test` and `make serve` work on a machine with Python 3.11 and make:
+# they create .venv, install the project with its extras, then run.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint typecheck pytest serve openapi bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[server,mcp,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check registry tests bench examples
+	$(BIN)/ruff format --check registry tests bench examples
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+serve: $(STAMP)
+	$(BIN)/registry serve
+
+openapi: $(STAMP)
+	$(BIN)/python -m registry.api.openapi > openapi.yaml
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/classify_bench.py
+
+clean:
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,50 @@
+"""The compatibility engine: pure functions over MCP tool definitions, no I/O.
+
+    from registry.compat import classify
+    report = classify(old_definition, new_definition)
+    report.severity            # identical | cosmetic | additive | breaking
+    report.changes[0].kind     # e.g. "property-renamed"
+
+Converters: `apply(ops, arguments)` runs a converter on call arguments;
+`verify(ops, old, new)` proves a converter repairs every breaking change.
+"""
+
+from registry.compat.classify import LIMITS, classify, classify_schemas
+from registry.compat.converters import (
+    ConversionRejected,
+    ConverterError,
+    Drop,
+    Fill,
+    Map,
+    Op,
+    Reject,
+    Rename,
+    apply,
+    parse_ops,
+    verify,
+)
+from registry.compat.kinds import Kind, Severity, Side
+from registry.compat.report import Change, ChangeReport, ClassificationError
+
+__all__ = [
+    "LIMITS",
+    "Change",
+    "ChangeReport",
+    "ClassificationError",
+    "ConversionRejected",
+    "ConverterError",
+    "Drop",
+    "Fill",
+    "Kind",
+    "Map",
+    "Op",
+    "Reject",
+    "Rename",
+    "Severity",
+    "Side",
+    "apply",
+    "classify",
+    "classify_schemas",
+    "parse_ops",
+    "verify",
+]

@@ -1,0 +1,193 @@
+"""Rules on constraint keywords: the min/max family from one table, then
+`multipleOf`, `pattern`, `format` and `uniqueItems`.
+
+Every finding is `constraint-tightened` or `constraint-relaxed` named after
+its keyword, so a grep for the keyword lands here.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from registry.compat.kinds import Kind
+from registry.compat.schema import Node
+from registry.compat.walk import Finding, Leaf, Route, Walk
+
+__all__ = ["BOUNDS", "RULES"]
+
+# keyword -> "lower" (a larger new value tightens) or "upper" (a smaller one does)
+BOUNDS: dict[str, str] = {
+    "minimum": "lower",
+    "exclusiveMinimum": "lower",
+    "minLength": "lower",
+    "minItems": "lower",
+    "minProperties": "lower",
+    "maximum": "upper",
+    "exclusiveMaximum": "upper",
+    "maxLength": "upper",
+    "maxItems": "upper",
+    "maxProperties": "upper",
+}
+
+
+def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`constraint-tightened` / `constraint-relaxed` for the min/max family.
+
+    Example: `{"maxLength": 10}` -> `{"maxLength": 5}` is tightened (a
+    10-character string was valid; it is the witness); `{"minimum": 1}` ->
+    absent is relaxed. A bound that appears tightens, one that goes relaxes.
+    """
+    for keyword, direction in BOUNDS.items():
+        before = old.bounds.get(keyword)
+        after = new.bounds.get(keyword)
+        if before == after:
+            continue
+        if after is None:
+            tightened = False
+        elif before is None:
+            tightened = True
+        else:
+            tightened = after > before if direction == "lower" else after < before
+        at = f"{pointer}/{keyword}"
+        if tightened:
+            assert after is not None
+            witness = _bound_witness(old, keyword, before, after)
+            leaf = (
+                Leaf("value", witness)
+                if witness is not _NONE
+                else Leaf("size", (keyword, before, after))
+            )
+            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, before, after, route, leaf))
+        else:
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, before, after))
+
+
+_NONE: Any = object()
+
+
+def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
+    """A value at the old edge that the new bound refuses."""
+    integer = old.types is not None and "number" not in old.types
+    if keyword in ("minimum", "exclusiveMinimum"):
+        value = before if before is not None else after - 1
+        if keyword == "exclusiveMinimum" and before is None:
+            value = after
+        return int(value) if integer and float(value).is_integer() else value
+    if keyword in ("maximum", "exclusiveMaximum"):
+        value = before if before is not None else after + 1
+        if keyword == "exclusiveMaximum" and before is None:
+            value = after
+        return int(value) if integer and float(value).is_integer() else value
+    if keyword in ("minLength", "maxLength"):
+        length = (
+            (before if before is not None else max(after - 1, 0))
+            if keyword == "minLength"
+            else (before if before is not None else after + 1)
+        )
+        return "a" * int(length)
+    return _NONE  # sizes of arrays and objects: built by the witness module from the old node
+
+
+def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`multipleOf`: added or changed to a value that old multiples do not all
+    satisfy is tightened. Example: `{"multipleOf": 2}` -> `{"multipleOf": 4}`
+    is tightened (2 was valid); 4 -> 2 is relaxed (every multiple of 4 is one of 2).
+    """
+    before = old.bounds.get("multipleOf")
+    after = new.bounds.get("multipleOf")
+    if before == after:
+        return
+    at = f"{pointer}/multipleOf"
+    if after is None:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        return
+    if before is not None and (Fraction(str(before)) / Fraction(str(after))).denominator == 1:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        return
+    witness = before if before is not None else _not_multiple(after)
+    walk.emit(
+        Finding(
+            Kind.CONSTRAINT_TIGHTENED,
+            at,
+            "multipleOf",
+            before,
+            after,
+            route,
+            Leaf("value", witness),
+        )
+    )
+
+
+def _not_multiple(step: Any) -> Any:
+    fraction = Fraction(str(step))
+    for candidate in (1, 3, 7, 0.5, 0.1):
+        if (Fraction(str(candidate)) / fraction).denominator != 1:
+            return candidate
+    return 1
+
+
+def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`pattern`: added or changed is tightened (the engine does not prove
+    one regular language contains another); removed is relaxed.
+    Example: `{"pattern": "^[a-z]+$"}` -> `{"pattern": "^[a-z]{1,8}$"}`.
+    """
+    if old.pattern == new.pattern:
+        return
+    at = f"{pointer}/pattern"
+    if new.pattern is None:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old.pattern, None))
+        return
+    walk.emit(
+        Finding(
+            Kind.CONSTRAINT_TIGHTENED,
+            at,
+            "pattern",
+            old.pattern,
+            new.pattern,
+            route,
+            Leaf("pattern", new.pattern),
+        )
+    )
+
+
+def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`format`: added or changed is tightened, removed is relaxed.
+    Example: absent -> `{"format": "email"}` (the witness `"x"` is no email).
+    """
+    if old.format == new.format:
+        return
+    at = f"{pointer}/format"
+    if new.format is None:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old.format, None))
+        return
+    walk.emit(
+        Finding(
+            Kind.CONSTRAINT_TIGHTENED,
+            at,
+            "format",
+            old.format,
+            new.format,
+            route,
+            Leaf("format", new.format),
+        )
+    )
+
+
+def unique_items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`uniqueItems`: false -> true is tightened (a repeated item was valid),
+    true -> false is relaxed."""
+    if old.unique_items == new.unique_items:
+        return
+    at = f"{pointer}/uniqueItems"
+    if new.unique_items:
+        walk.emit(
+            Finding(
+                Kind.CONSTRAINT_TIGHTENED, at, "uniqueItems", False, True, route, Leaf("duplicates")
+            )
+        )
+    else:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "uniqueItems", True, False))
+
+
+RULES = (bound_changed, multiple_of_changed, pattern_changed, format_changed, unique_items_changed)

@@ -1,0 +1,115 @@
+"""Rules on the tool definition around the schemas: name, title, description,
+icons and annotations (hints hosts act on).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry.compat.kinds import Kind
+from registry.compat.walk import Finding
+
+__all__ = ["ESCALATION", "HINT_DEFAULTS", "tool_changes"]
+
+# MCP's defaults for absent hints: an absent hint means the cautious value.
+HINT_DEFAULTS: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+# hint -> the value that promises less (moving to it is an escalation)
+ESCALATION: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+_HANDLED = {
+    "name",
+    "title",
+    "description",
+    "icons",
+    "annotations",
+    "inputSchema",
+    "outputSchema",
+    "_meta",
+}
+
+
+def tool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += name_changed(old, new)
+    findings += texts_changed(old, new)
+    findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
+    findings += other_fields_changed(old, new)
+    return findings
+
+
+def name_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """A different `name` is a different tool to callers: unanalyzable
+    (publish the new name as its own tool, with an alias for the old one)."""
+    if old.get("name") == new.get("name"):
+        return []
+    return [Finding(Kind.UNANALYZABLE, "/name", "name", old.get("name"), new.get("name"))]
+
+
+def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """`description-changed`, `title-changed`, `icons-changed` on the tool:
+    cosmetic, always reported (a description change is how tool poisoning shows up)."""
+    findings = []
+    for key, kind in (
+        ("description", Kind.DESCRIPTION_CHANGED),
+        ("title", Kind.TITLE_CHANGED),
+        ("icons", Kind.ICONS_CHANGED),
+    ):
+        if old.get(key) != new.get(key):
+            findings.append(Finding(kind, f"/{key}", key, old.get(key), new.get(key)))
+    return findings
+
+
+def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """`annotation-escalated` / `annotation-relaxed`, read with MCP's defaults.
+
+    Example: `readOnlyHint` true -> false, `destructiveHint` false -> true,
+    `idempotentHint` true -> false, `openWorldHint` false -> true escalate
+    (breaking); the reverse relaxes. An absent hint equals its default, so
+    writing the default out is no change. Other annotation keys: `title`
+    is title-changed; anything else that differs is unanalyzable.
+    """
+    findings = []
+    for hint, default in HINT_DEFAULTS.items():
+        before = old.get(hint, default)
+        after = new.get(hint, default)
+        if before == after:
+            continue
+        kind = Kind.ANNOTATION_ESCALATED if after == ESCALATION[hint] else Kind.ANNOTATION_RELAXED
+        findings.append(Finding(kind, f"/annotations/{hint}", hint, old.get(hint), new.get(hint)))
+    if old.get("title") != new.get("title"):
+        findings.append(
+            Finding(
+                Kind.TITLE_CHANGED,
+                "/annotations/title",
+                "title",
+                old.get("title"),
+                new.get("title"),
+            )
+        )
+    for key in sorted((old.keys() | new.keys()) - HINT_DEFAULTS.keys() - {"title"}):
+        if old.get(key) != new.get(key):
+            findings.append(
+                Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, old.get(key), new.get(key))
+            )
+    return findings
+
+
+def other_fields_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """Any other top-level field that differs (`execution`, future fields):
+    unanalyzable, fail closed."""
+    return [
+        Finding(Kind.UNANALYZABLE, f"/{key}", key, old.get(key), new.get(key))
+        for key in sorted((old.keys() | new.keys()) - _HANDLED)
+        if old.get(key) != new.get(key)
+    ]

@@ -1,0 +1,185 @@
+"""Rules on what values a node admits: `type`, `enum`, `const`.
+
+Each rule is one function over an (old, new) pair of nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry.compat.kinds import Kind
+from registry.compat.schema import Node
+from registry.compat.shape import json_key
+from registry.compat.walk import Finding, Leaf, Route, Walk, arguments_pointer
+
+__all__ = ["RULES"]
+
+_ALL_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+def _covered(type_name: str, types: frozenset[str]) -> bool:
+    return type_name in types or (type_name == "integer" and "number" in types)
+
+
+def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`type-narrowed` / `type-widened`.
+
+    Example: `{"type": "number"}` -> `{"type": "integer"}` is type-narrowed
+    (1.5 was valid); `{"type": "string"}` -> `{"type": ["string", "null"]}`
+    is type-widened. The `false` schema accepts nothing: reaching it narrows,
+    leaving it widens.
+    """
+    if new.accepts_nothing and not old.accepts_nothing:
+        walk.emit(Finding(Kind.TYPE_NARROWED, pointer, "type", True, False, route, Leaf("sample")))
+        return
+    if old.accepts_nothing and not new.accepts_nothing:
+        walk.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new.raw))
+        return
+    old_types = old.types if old.types is not None else _ALL_TYPES
+    new_types = new.types if new.types is not None else _ALL_TYPES
+    lost = sorted(t for t in old_types if not _covered(t, new_types))
+    if "number" in old_types and "number" not in new_types and "integer" in new_types:
+        lost.append("number")
+    gained = sorted(t for t in new_types if not _covered(t, old_types))
+    old_shown = sorted(old.types) if old.types is not None else None
+    new_shown = sorted(new.types) if new.types is not None else None
+    if lost:
+        walk.emit(
+            Finding(
+                Kind.TYPE_NARROWED,
+                f"{pointer}/type",
+                "type",
+                old_shown,
+                new_shown,
+                route,
+                Leaf("value", _sample_of_type(lost[0], old)),
+            )
+        )
+    if gained:
+        walk.emit(Finding(Kind.TYPE_WIDENED, f"{pointer}/type", "type", old_shown, new_shown))
+
+
+def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`enum-narrowed`, `enum-widened`, `const-changed`.
+
+    Example: `{"enum": ["read", "write"]}` -> `{"enum": ["read"]}` is
+    enum-narrowed (old `write` is refused), suggested op: reject `write`.
+    `{"const": "a"}` -> `{"const": "b"}` is const-changed; a const removed
+    widens (enum-widened), an enum added where there was none narrows.
+    """
+    old_values = old.allowed_values()
+    new_values = new.allowed_values()
+    if old_values is None and new_values is None:
+        return
+    keyword = "const" if new.has_const or (new_values is None and old.has_const) else "enum"
+    at = f"{pointer}/{keyword}"
+    if old_values is None:
+        assert new_values is not None
+        kind = Kind.CONST_CHANGED if new.has_const else Kind.ENUM_NARROWED
+        sample = _value_outside(old, new_values)
+        walk.emit(Finding(kind, at, keyword, None, list(new_values), route, Leaf("value", sample)))
+        return
+    if new_values is None:
+        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), None))
+        return
+    new_keys = {json_key(v) for v in new_values}
+    old_keys = {json_key(v) for v in old_values}
+    lost = [v for v in old_values if json_key(v) not in new_keys]
+    gained = [v for v in new_values if json_key(v) not in old_keys]
+    if lost:
+        if old.has_const and new.has_const:
+            walk.emit(
+                Finding(
+                    Kind.CONST_CHANGED,
+                    at,
+                    keyword,
+                    old.const,
+                    new.const,
+                    route,
+                    Leaf("value", old.const),
+                )
+            )
+            return
+        target = arguments_pointer(route)
+        op = (
+            {
+                "op": "reject",
+                "path": target,
+                "values": lost,
+                "message": f"{', '.join(map(str, lost))} is no longer accepted",
+            }
+            if target
+            else None
+        )
+        walk.emit(
+            Finding(
+                Kind.ENUM_NARROWED,
+                at,
+                keyword,
+                lost,
+                list(new_values),
+                route,
+                Leaf("value", lost[0]),
+                op,
+            )
+        )
+    if gained:
+        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), gained))
+
+
+def _sample_of_type(type_name: str, old: Node) -> Any:
+    samples: dict[str, Any] = {
+        "object": {},
+        "array": [],
+        "string": "x",
+        "integer": 1,
+        "number": 1.5,
+        "boolean": False,
+        "null": None,
+    }
+    if old.allowed_values():
+        for value in old.allowed_values() or ():
+            if _json_type(value) == type_name or (
+                type_name == "number" and _json_type(value) in ("integer", "number")
+            ):
+                return value
+    return samples[type_name]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:
+    keys = {json_key(v) for v in allowed}
+    candidates: list[Any] = []
+    samples: dict[str, list[Any]] = {
+        "string": ["x", "other", ""],
+        "integer": [0, 1, -1, 7],
+        "number": [0.5, 0, 1],
+        "boolean": [True, False],
+        "null": [None],
+        "object": [{}],
+        "array": [[]],
+    }
+    for t in sorted(old.types or {"string", "integer", "boolean", "null"}):
+        candidates += samples[t]
+    for c in candidates:
+        if json_key(c) not in keys:
+            return c
+    return None
+
+
+RULES = (type_narrowed_or_widened, enum_or_const_changed)
