@@ -4,6 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LINT_PATHS := $(wildcard registry tests bench examples)
 
 .PHONY: install test lint typecheck pytest serve openapi bench clean
 
@@ -16,8 +17,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check registry tests bench examples
-	$(BIN)/ruff format --check registry tests bench examples
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
