@@ -65,7 +65,7 @@ def test_draft07_definitions_and_tuple_items() -> None:
     report = classify(tool(old), tool(new))
     narrowed = [c for c in report.changes if c.kind is Kind.TYPE_NARROWED]
     assert [c.path for c in narrowed] == ["/inputSchema/properties/pair/items/1/type"]
-    assert narrowed[0].witness == {"pair": ["a", 1]}
+    assert narrowed[0].witness == {"pair": ["a", 0]}
 
 
 def test_2020_prefix_items_equal_to_draft07_tuple_items() -> None:

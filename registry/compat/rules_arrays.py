@@ -22,6 +22,8 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     """
     if not (old.prefix_items or new.prefix_items or old.rest_items or new.rest_items):
         return
+    if not (old.admits("array") and new.admits("array")):
+        return
     positions = max(len(old.prefix_items), len(new.prefix_items))
     for i in range(positions):
         old_item = old.prefix_items[i] if i < len(old.prefix_items) else old.rest_items

@@ -7,14 +7,85 @@ its keyword, so a grep for the keyword lands here.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
+from registry.compat.shape import json_key
 from registry.compat.walk import Finding, Leaf, Route, Walk
 
 __all__ = ["BOUNDS", "RULES"]
+
+# The JSON type each constraint keyword applies to: a keyword only matters where
+# both versions admit that type (a type change is the type rule's finding).
+APPLIES_TO: dict[str, str] = {
+    "minimum": "number",
+    "exclusiveMinimum": "number",
+    "maximum": "number",
+    "exclusiveMaximum": "number",
+    "multipleOf": "number",
+    "minLength": "string",
+    "maxLength": "string",
+    "pattern": "string",
+    "format": "string",
+    "minItems": "array",
+    "maxItems": "array",
+    "uniqueItems": "array",
+    "minProperties": "object",
+    "maxProperties": "object",
+}
+
+
+def _applies(keyword: str, old: Node, new: Node) -> bool:
+    if not (old.admits(APPLIES_TO[keyword]) and new.admits(APPLIES_TO[keyword])):
+        return False
+    values = old.allowed_values()
+    # An old enum/const is a finite list: when each value keeps the new
+    # constraint, nothing old-valid is refused.
+    return values is None or not all(_holds(keyword, new, v) for v in values)
+
+
+def _holds(keyword: str, new: Node, value: Any) -> bool:
+    if APPLIES_TO[keyword] == "number" and not (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    ):
+        return True
+    if APPLIES_TO[keyword] == "string" and not isinstance(value, str):
+        return True
+    if APPLIES_TO[keyword] == "array" and not isinstance(value, list):
+        return True
+    if APPLIES_TO[keyword] == "object" and not isinstance(value, dict):
+        return True
+    bound = new.bounds.get(keyword)
+    checks: dict[str, Any] = {
+        "minimum": lambda: bound is None or value >= bound,
+        "exclusiveMinimum": lambda: bound is None or value > bound,
+        "maximum": lambda: bound is None or value <= bound,
+        "exclusiveMaximum": lambda: bound is None or value < bound,
+        "multipleOf": lambda: (
+            bound is None or (Fraction(str(value)) / Fraction(str(bound))).denominator == 1
+        ),
+        "minLength": lambda: bound is None or len(value) >= bound,
+        "maxLength": lambda: bound is None or len(value) <= bound,
+        "minItems": lambda: bound is None or len(value) >= bound,
+        "maxItems": lambda: bound is None or len(value) <= bound,
+        "minProperties": lambda: bound is None or len(value) >= bound,
+        "maxProperties": lambda: bound is None or len(value) <= bound,
+        "pattern": lambda: new.pattern is None or _search(new.pattern, value),
+        "uniqueItems": lambda: len({json_key(v) for v in value}) == len(value),
+    }
+    check = checks.get(keyword)
+    return bool(check()) if check is not None else False
+
+
+def _search(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return False
+
 
 # keyword -> "lower" (a larger new value tightens) or "upper" (a smaller one does)
 BOUNDS: dict[str, str] = {
@@ -41,7 +112,7 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     for keyword, direction in BOUNDS.items():
         before = old.bounds.get(keyword)
         after = new.bounds.get(keyword)
-        if before == after:
+        if before == after or not _applies(keyword, old, new):
             continue
         if after is None:
             tightened = False
@@ -96,7 +167,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
     """
     before = old.bounds.get("multipleOf")
     after = new.bounds.get("multipleOf")
-    if before == after:
+    if before == after or not _applies("multipleOf", old, new):
         return
     at = f"{pointer}/multipleOf"
     if after is None:
@@ -132,7 +203,7 @@ def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
     one regular language contains another); removed is relaxed.
     Example: `{"pattern": "^[a-z]+$"}` -> `{"pattern": "^[a-z]{1,8}$"}`.
     """
-    if old.pattern == new.pattern:
+    if old.pattern == new.pattern or not _applies("pattern", old, new):
         return
     at = f"{pointer}/pattern"
     if new.pattern is None:
@@ -155,7 +226,7 @@ def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
     """`format`: added or changed is tightened, removed is relaxed.
     Example: absent -> `{"format": "email"}` (the witness `"x"` is no email).
     """
-    if old.format == new.format:
+    if old.format == new.format or not _applies("format", old, new):
         return
     at = f"{pointer}/format"
     if new.format is None:
@@ -177,7 +248,7 @@ def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
 def unique_items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`uniqueItems`: false -> true is tightened (a repeated item was valid),
     true -> false is relaxed."""
-    if old.unique_items == new.unique_items:
+    if old.unique_items == new.unique_items or not _applies("uniqueItems", old, new):
         return
     at = f"{pointer}/uniqueItems"
     if new.unique_items:

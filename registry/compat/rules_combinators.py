@@ -44,8 +44,7 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     if old_union is None:
         assert new_union is not None
         keyword, branches = new_union
-        bare = _bare(old)
-        if bare == _bare(new):
+        if _bare(old) == _bare(new):
             # The same schema with a union added beside it: one more conjunct.
             walk.emit(
                 Finding(
@@ -59,7 +58,7 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 )
             )
             return
-        kept = [b for b in branches if shape(deref(b)) == bare]
+        kept = [b for b in branches if walk.fits(old, b)]
         if kept and (keyword == "anyOf" or _disjoint(branches)):
             for branch in branches:
                 if branch not in kept:
@@ -83,8 +82,7 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         return
     if new_union is None:
         keyword, branches = old_union
-        bare = _bare(new)
-        if bare == _bare(old):
+        if _bare(new) == _bare(old):
             walk.emit(
                 Finding(
                     Kind.CONSTRAINT_RELAXED,
@@ -95,33 +93,19 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 )
             )
             return
-        kept = [b for b in branches if shape(deref(b)) == bare]
-        if kept:
-            for i, branch in enumerate(branches):
-                if branch not in kept:
-                    walk.emit(
-                        Finding(
-                            Kind.BRANCH_REMOVED,
-                            f"{pointer}/{keyword}",
-                            keyword,
-                            branch.raw,
-                            None,
-                            (*route, Step("branch", i, branch)),
-                            Leaf("sample"),
-                        )
+        for i, branch in enumerate(branches):
+            if not walk.fits(branch, new):
+                walk.emit(
+                    Finding(
+                        Kind.BRANCH_REMOVED,
+                        f"{pointer}/{keyword}",
+                        keyword,
+                        branch.raw,
+                        None,
+                        (*route, Step("branch", i, branch)),
+                        Leaf("sample"),
                     )
-            return
-        walk.emit(
-            Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/{keyword}",
-                keyword,
-                [b.raw for b in branches],
-                None,
-                route,
-                Leaf("sample"),
-            )
-        )
+                )
         return
     (old_keyword, old_branches), (new_keyword, new_branches) = old_union, new_union
     if old_keyword != new_keyword:

@@ -19,6 +19,12 @@ from registry.compat.walk import Finding, Leaf, Route, Step, Walk, arguments_poi
 __all__ = ["RULES"]
 
 
+def _both_objects(old: Node, new: Node) -> bool:
+    """Object keywords matter only where old and new both admit objects; a type
+    change is reported by the type rule."""
+    return old.admits("object") and new.admits("object")
+
+
 def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
@@ -50,6 +56,8 @@ def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     `{"op": "rename", "from": "/timeout_ms", "to": "/timeout"}`; removing
     `mode` alone is property-removed even under `additionalProperties: true`.
     """
+    if not _both_objects(old, new):
+        return
     removed = [n for n in old.properties if n not in new.properties]
     added = [n for n in new.properties if n not in old.properties]
     renames = _renames(old, new, removed, added) if removed and added else {}
@@ -163,6 +171,8 @@ def required_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     "filters"]}` is required-added for `filters` (an old call without it is
     refused); suggested op: fill it with a value the new version accepts.
     """
+    if not _both_objects(old, new):
+        return
     renamed_from = _renamed_sources(old, new)
     for name in sorted(new.required - old.required):
         source = renamed_from.get(name)
@@ -214,6 +224,8 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     `true` narrows it the same way; `false` -> absent opens it. Two schemas
     are compared in depth as the values of a map.
     """
+    if not _both_objects(old, new):
+        return
     for keyword, attr in (
         ("additionalProperties", "additional_properties"),
         ("unevaluatedProperties", "unevaluated_properties"),

@@ -14,8 +14,6 @@ from registry.compat.walk import Finding, Leaf, Route, Walk, arguments_pointer
 
 __all__ = ["RULES"]
 
-_ALL_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
-
 
 def _covered(type_name: str, types: frozenset[str]) -> bool:
     return type_name in types or (type_name == "integer" and "number" in types)
@@ -35,8 +33,8 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     if old.accepts_nothing and not new.accepts_nothing:
         walk.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new.raw))
         return
-    old_types = old.types if old.types is not None else _ALL_TYPES
-    new_types = new.types if new.types is not None else _ALL_TYPES
+    old_types = old.effective_types()
+    new_types = new.effective_types()
     lost = sorted(t for t in old_types if not _covered(t, new_types))
     if "number" in old_types and "number" not in new_types and "integer" in new_types:
         lost.append("number")
@@ -52,7 +50,7 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
                 old_shown,
                 new_shown,
                 route,
-                Leaf("value", _sample_of_type(lost[0], old)),
+                Leaf("typed", lost[0]),
             )
         )
     if gained:
@@ -125,41 +123,6 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         )
     if gained:
         walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), gained))
-
-
-def _sample_of_type(type_name: str, old: Node) -> Any:
-    samples: dict[str, Any] = {
-        "object": {},
-        "array": [],
-        "string": "x",
-        "integer": 1,
-        "number": 1.5,
-        "boolean": False,
-        "null": None,
-    }
-    if old.allowed_values():
-        for value in old.allowed_values() or ():
-            if _json_type(value) == type_name or (
-                type_name == "number" and _json_type(value) in ("integer", "number")
-            ):
-                return value
-    return samples[type_name]
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:

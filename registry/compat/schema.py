@@ -104,6 +104,26 @@ _JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "bool
 _MISSING: Any = object()
 
 
+ALL_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value (an integral float is an integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -151,6 +171,32 @@ class Node:
         if self.has_const:
             return (self.const,)
         return self.enum
+
+    def effective_types(self, depth: int = 0) -> frozenset[str]:
+        """The JSON types a valid value can have: `type`, else the types of the
+        `enum`/`const` values, else what the union branches admit."""
+        if self.accepts_nothing:
+            return frozenset()
+        if self.types is not None:
+            return self.types
+        values = self.allowed_values()
+        if values is not None:
+            return frozenset(json_type(v) for v in values)
+        target = self.ref if self.ref is not None and self.is_ref_only() else None
+        if target is not None and depth < 16:
+            return target.effective_types(depth + 1)
+        branches = self.any_of or self.one_of
+        if branches and depth < 16:
+            return frozenset().union(*(b.effective_types(depth + 1) for b in branches))
+        return ALL_TYPES
+
+    def admits(self, type_name: str) -> bool:
+        """Whether values of this JSON type can be valid here."""
+        types = self.effective_types()
+        if type_name in types:
+            return True
+        numeric = {"integer", "number"}
+        return type_name in numeric and bool(numeric & types)
 
     def is_ref_only(self) -> bool:
         return self.ref is not None and self.raw.keys() <= {"$ref"} | ANNOTATION_KEYWORDS

@@ -98,6 +98,15 @@ class Walk:
         for rule in self.rules:
             rule(self, old_node, new_node, pointer, route)
 
+    def fits(self, old: Node, new: Node) -> bool:
+        """Whether every value valid under `old` is read the same under `new`
+        (a separate walk over the pair finds nothing breaking on this side)."""
+        from registry.compat.kinds import Severity, severity_of
+
+        probe = Walk(side=self.side, rules=self.rules)
+        probe.compare(old, new, new.pointer, ())
+        return all(severity_of(f.kind, self.side) is not Severity.BREAKING for f in probe.findings)
+
 
 def arguments_pointer(route: Route) -> str | None:
     """The JSON Pointer into the arguments object, when the route is all properties."""

@@ -40,8 +40,9 @@ _FORMAT_SAMPLES = {
 _MAX_DEPTH = 24
 
 
-def instance_of(node: Node, depth: int = 0) -> Any:
-    """The smallest value valid under `node` the generator can find (best effort)."""
+def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
+    """The smallest value valid under `node` the generator can find (best
+    effort), of JSON type `of_type` when given."""
     node = deref(node)
     if depth > _MAX_DEPTH or node.accepts_nothing:
         return None
@@ -62,7 +63,7 @@ def instance_of(node: Node, depth: int = 0) -> Any:
     branches = node.any_of or node.one_of
     if branches and node.types is None and not node.properties:
         return instance_of(branches[0], depth + 1)
-    kind = _pick_type(node)
+    kind = of_type or _pick_type(node)
     if kind == "object":
         return _object(node, depth)
     if kind == "array":
@@ -173,6 +174,8 @@ def _number(node: Node, kind: str) -> int | float:
         value = k * step
     if kind == "integer" and float(value).is_integer():
         return int(value)
+    if not step and (high is None or value + 0.5 <= high):
+        return value + 0.5  # a number that is no integer
     return value
 
 
@@ -225,6 +228,8 @@ def _leaf(node: Node, leaf: Leaf) -> Any:
         return leaf.value
     if leaf.how == "sample":
         return instance_of(node)
+    if leaf.how == "typed":
+        return instance_of(node, of_type=str(leaf.value))
     if leaf.how == "absent":
         base = instance_of(node)
         if isinstance(base, dict):
