@@ -112,7 +112,7 @@ def mutated(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
             free = [n for n in ["p", "q", "s"] if n not in props]
             props[free[0]] = props.pop(name)
         elif action in ("add", "add-default"):
-            free = [n for n in NAMES + ["f", "g"] if n not in props]
+            free = [n for n in [*NAMES, "f", "g"] if n not in props]
             if free:
                 leaf = draw(leaf_schemas)
                 if action == "add-default" and leaf.get("type") == "integer":
