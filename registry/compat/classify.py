@@ -23,6 +23,7 @@ from registry.compat.kinds import MESSAGES, Kind, Severity, Side, severity_of, w
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
 from registry.compat.schema import Limits, Node, parse_schema
+from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Leaf, Walk
 from registry.compat.witness import build
 
@@ -65,7 +66,7 @@ def classify(
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
-    if old == new:
+    if json_equal(old, new):
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     old_def, new_def = dict(old), dict(new)
     findings = [(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
@@ -98,6 +99,9 @@ def _compare_output(old: Any, new: Any, limits: Limits) -> list[Change]:
 
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
+    if json_equal(old, new):
+        parse_schema(old, pointer, limits)  # still refuse what the engine refuses
+        return []
     old_root = parse_schema(old, pointer, limits)
     new_root = parse_schema(new, pointer, limits)
     walk = Walk(side=side, rules=RULES)

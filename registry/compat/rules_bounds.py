@@ -173,7 +173,14 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
     if after is None:
         walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
         return
-    if before is not None and (Fraction(str(before)) / Fraction(str(after))).denominator == 1:
+    if before is None and "number" not in old.effective_types():
+        before_effective: Any = 1  # integers are the multiples of 1
+    else:
+        before_effective = before
+    if (
+        before_effective is not None
+        and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
+    ):
         walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
         return
     witness = before if before is not None else _not_multiple(after)

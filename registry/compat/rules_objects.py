@@ -114,6 +114,9 @@ def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
         at = f"{pointer}/properties/{_escape(name)}"
         walk.emit(Finding(Kind.PROPERTY_ADDED, at, name, None, _raw(new.properties[name])))
         _default_changed(walk, old, new, None, name, at, route)
+        unlisted = _unlisted_schema(old, name)
+        if unlisted is not None:
+            walk.compare(unlisted, new.properties[name], at, (*route, Step("prop", name)))
     for name in old.properties:
         if name in new.properties:
             at = f"{pointer}/properties/{_escape(name)}"
@@ -121,6 +124,20 @@ def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
             walk.compare(
                 old.properties[name], new.properties[name], at, (*route, Step("prop", name))
             )
+
+
+_ANY = Node(pointer="", raw=True)
+
+
+def _unlisted_schema(old: Node, name: str) -> Node | None:
+    """What old said of a property it did not list, where callers relied on it:
+    the map schema (`additionalProperties` as a schema), or anything at all
+    for a name old required. An optional name under an open content model was
+    no contract: declaring it is additive (DESIGN.md)."""
+    extra = old.additional_properties
+    if extra is not None and extra.raw is not True:
+        return None if extra.accepts_nothing else extra
+    return _ANY if name in old.required else None
 
 
 def _default_changed(

@@ -12,7 +12,28 @@ from typing import Any
 
 from registry.compat.schema import Node
 
-__all__ = ["json_key", "same_shape", "shape"]
+__all__ = ["json_equal", "json_key", "same_shape", "shape"]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: Python's `1 == True` and `0 == False` do not hold."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(json_equal(v, b[k]) for k, v in a.items())
+        )
+    if isinstance(a, list):
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def json_key(value: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from registry.compat.kinds import Kind, Side
 from registry.compat.schema import Node
+from registry.compat.shape import json_equal
 
 __all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
 
@@ -92,7 +93,7 @@ class Walk:
         if (
             not old_node.has_ref_below
             and not new_node.has_ref_below
-            and old_node.raw == new_node.raw
+            and json_equal(old_node.raw, new_node.raw)
         ):
             return
         for rule in self.rules:

@@ -1,0 +1,298 @@
+"""Benchmark of the compatibility engine (a script, not a test).
+
+    .venv/bin/python bench/classify_bench.py [--corpus PATH] [--timeout S] [--limit N]
+
+Over the real pairs in ../shared/corpus/github-mcp-server.jsonl (beside the
+repository root), it times `classify(old, new)` per pair, and in the same run
+`jsonsubschema.api.isSubschema(old_input, new_input)` on the same pairs (the
+`bench` extra, jsonsubschema==0.0.8), each call in a worker process with a
+timeout. Then it times a synthetic schema of 2,000 properties nested 6 deep
+against a lightly mutated copy. Targets: median <= 200 us per pair,
+>= 100x faster than jsonsubschema, synthetic < 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from registry.compat import classify  # noqa: E402
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "github-mcp-server.jsonl"
+TARGET_MEDIAN_US = 200.0
+TARGET_SPEEDUP = 100.0
+TARGET_SYNTHETIC_MS = 50.0
+WARM_REPEATS = 5
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--timeout", type=float, default=10.0, help="per jsonsubschema call, s")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
+    parser.add_argument("--no-jsonsubschema", action="store_true")
+    args = parser.parse_args(argv)
+
+    pairs, skipped = load_pairs(args.corpus, args.limit)
+    print(f"corpus: {args.corpus}: {len(pairs)} pairs ({skipped} without a new version skipped)")
+
+    first, warm = time_classify(pairs)
+    rows = [
+        ("classify, first call", first, "us"),
+        (f"classify, median of {WARM_REPEATS} calls", warm, "us"),
+    ]
+
+    subschema: SubschemaTimes | None = None
+    if args.no_jsonsubschema:
+        print("jsonsubschema: skipped (--no-jsonsubschema)")
+    elif importlib.util.find_spec("jsonsubschema") is None:
+        print("jsonsubschema: not installed (pip install -e '.[bench]'); comparison skipped")
+    else:
+        subschema = time_jsonsubschema(pairs, args.timeout)
+        rows.append(("jsonsubschema isSubschema", subschema.seconds, "us"))
+
+    synthetic_ms = time_synthetic()
+    print_table(rows, first, subschema, synthetic_ms)
+    return 0
+
+
+# -- corpus --------------------------------------------------------------------------
+
+
+def load_pairs(path: Path, limit: int | None) -> tuple[list[tuple[Any, Any]], int]:
+    pairs: list[tuple[Any, Any]] = []
+    skipped = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if limit is not None and len(pairs) >= limit:
+            break
+        record = json.loads(line)
+        if record["new"] is None:
+            skipped += 1
+            continue
+        pairs.append((record["old"], record["new"]))
+    return pairs, skipped
+
+
+def time_classify(pairs: list[tuple[Any, Any]]) -> tuple[list[float], list[float]]:
+    """Seconds per pair: the first call, and the median of further calls."""
+    first: list[float] = []
+    warm: list[float] = []
+    for old, new in pairs:
+        first.append(_time_classify(old, new))
+        warm.append(statistics.median(_time_classify(old, new) for _ in range(WARM_REPEATS)))
+    return first, warm
+
+
+def _time_classify(old: Any, new: Any) -> float:
+    started = time.perf_counter()
+    classify(old, new)
+    return time.perf_counter() - started
+
+
+# -- jsonsubschema, in a worker process so that a runaway call can be killed ------------
+
+
+@dataclass
+class SubschemaTimes:
+    seconds: list[float] = field(default_factory=list)  # completed calls
+    classify_on_same: list[int] = field(default_factory=list)  # indices of those pairs
+    timeouts: int = 0
+    errors: int = 0
+
+
+def _subschema_worker(connection: Connection) -> None:
+    # jsonsubschema prints diagnostics of its own; keep the table readable
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    from jsonsubschema import api
+
+    while True:
+        message = connection.recv()
+        if message is None:
+            return
+        old, new = message
+        started = time.perf_counter()
+        try:
+            api.isSubschema(old, new)
+        except Exception as exc:
+            connection.send(("error", type(exc).__name__, time.perf_counter() - started))
+        else:
+            connection.send(("ok", None, time.perf_counter() - started))
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.connection, child = multiprocessing.Pipe()
+        self.process = multiprocessing.Process(target=_subschema_worker, args=(child,), daemon=True)
+        self.process.start()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.send(None)
+        self.process.join(1)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+
+def time_jsonsubschema(pairs: list[tuple[Any, Any]], timeout: float) -> SubschemaTimes:
+    times = SubschemaTimes()
+    worker = _Worker()
+    for index, (old, new) in enumerate(pairs):
+        old_input = copy.deepcopy(old.get("inputSchema"))
+        new_input = copy.deepcopy(new.get("inputSchema"))
+        worker.connection.send((old_input, new_input))
+        if not worker.connection.poll(timeout):
+            times.timeouts += 1
+            worker.process.kill()
+            worker.process.join()
+            worker = _Worker()
+            continue
+        status, _, seconds = worker.connection.recv()
+        if status == "ok":
+            times.seconds.append(seconds)
+            times.classify_on_same.append(index)
+        else:
+            times.errors += 1
+    worker.stop()
+    return times
+
+
+# -- synthetic schema ---------------------------------------------------------------------
+
+
+def synthetic_schema(properties: int = 2_000, depth: int = 6) -> dict[str, Any]:
+    """An object schema `depth` objects deep with `properties` properties in all:
+    each level holds its share of typed, constrained leaves and the next level."""
+    per_level = math.ceil(properties / depth) - 1
+    kinds: list[Callable[[int], dict[str, Any]]] = [
+        lambda i: {"type": "string", "maxLength": 64 + i, "description": f"field {i}"},
+        lambda i: {"type": "integer", "minimum": 0, "maximum": 1_000 + i},
+        lambda i: {"type": "string", "enum": ["a", "b", "c", f"v{i}"]},
+        lambda i: {"type": "boolean", "default": False},
+        lambda i: {"type": "array", "items": {"type": "string"}, "maxItems": 10},
+        lambda i: {"type": ["number", "null"], "exclusiveMinimum": 0},
+    ]
+    level: dict[str, Any] = {"type": "object", "properties": {}}
+    for current in range(depth, 0, -1):
+        props = {f"p{current}_{i}": kinds[i % len(kinds)](i) for i in range(per_level)}
+        if current < depth:
+            props[f"nested{current}"] = level
+        level = {
+            "type": "object",
+            "properties": props,
+            "required": [f"p{current}_{i}" for i in range(0, per_level, 7)],
+            "additionalProperties": False,
+        }
+    return level
+
+
+def mutate(schema: dict[str, Any]) -> dict[str, Any]:
+    """A few changes at the deepest level: one property removed, one optional
+    added, an enum narrowed, a bound tightened, a description edited."""
+    new = copy.deepcopy(schema)
+    node = new
+    while any(key.startswith("nested") for key in node["properties"]):
+        node = next(v for k, v in node["properties"].items() if k.startswith("nested"))
+    props = node["properties"]
+    removed = next(name for name in props if name not in node["required"])
+    del props[removed]
+    props["added"] = {"type": "string"}
+    enum_prop = next(p for p in props.values() if "enum" in p)
+    enum_prop["enum"] = enum_prop["enum"][:-1]
+    bounded = next(p for p in props.values() if "maxLength" in p)
+    bounded["maxLength"] -= 1
+    bounded["description"] = "edited"
+    return new
+
+
+def _count_properties(schema: dict[str, Any]) -> int:
+    props = schema.get("properties", {})
+    return len(props) + sum(_count_properties(p) for p in props.values() if isinstance(p, dict))
+
+
+def time_synthetic() -> list[float]:
+    old_schema = synthetic_schema()
+    new_schema = mutate(old_schema)
+    old = {"name": "synthetic", "inputSchema": old_schema}
+    new = {"name": "synthetic", "inputSchema": new_schema}
+    report = classify(old, new)
+    print(
+        f"synthetic: {_count_properties(old_schema)} properties, 6 objects deep; "
+        f"{len(report.changes)} changes ({report.severity.value})"
+    )
+    return [_time_classify(old, new) for _ in range(WARM_REPEATS)]
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+def print_table(
+    rows: list[tuple[str, list[float], str]],
+    classify_first: list[float],
+    subschema: SubschemaTimes | None,
+    synthetic: list[float],
+) -> None:
+    print()
+    print(f"{'measure':<36} {'median':>12} {'p99':>12}  target")
+    for label, values, _ in rows:
+        if not values:
+            print(f"{label:<36} {'-':>12} {'-':>12}")
+            continue
+        median_us = statistics.median(values) * 1e6
+        p99_us = percentile(values, 0.99) * 1e6
+        target = ""
+        if label.startswith("classify"):
+            verdict = "ok" if median_us <= TARGET_MEDIAN_US else "MISSED"
+            target = f"median <= {TARGET_MEDIAN_US:.0f} us: {verdict}"
+        print(f"{label:<36} {median_us:>9.1f} us {p99_us:>9.1f} us  {target}")
+    if subschema is not None:
+        print(
+            f"{'  jsonsubschema calls':<36} {len(subschema.seconds)} completed, "
+            f"{subschema.timeouts} timed out, {subschema.errors} raised"
+        )
+        if subschema.seconds:
+            same = [classify_first[i] for i in subschema.classify_on_same]
+            ratio = statistics.median(subschema.seconds) / statistics.median(same)
+            verdict = "ok" if ratio >= TARGET_SPEEDUP else "MISSED"
+            label = "speed-up (ratio of medians)"
+            print(
+                f"{label:<36} {ratio:>10.0f}x {'':>12}  >= {TARGET_SPEEDUP:.0f}x: {verdict}"
+                "  (classify first calls on the pairs jsonsubschema completed)"
+            )
+    synthetic_ms = statistics.median(synthetic) * 1e3
+    verdict = "ok" if synthetic_ms < TARGET_SYNTHETIC_MS else "MISSED"
+    label = "synthetic 2,000 props x 6 deep"
+    print(
+        f"{label:<36} {synthetic_ms:>9.1f} ms {max(synthetic) * 1e3:>9.1f} ms"
+        f"  < {TARGET_SYNTHETIC_MS:.0f} ms: {verdict}  (p99 column: slowest of {len(synthetic)})"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

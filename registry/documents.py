@@ -1,0 +1,483 @@
+"""Load JSON and YAML documents safely, with errors a person can act on.
+
+    value = load_document("tools/db.yaml")           # a path ("-" reads stdin)
+    value = parse_document(raw_bytes, "tools/db.yaml")
+    locate(text, "/inputSchema/properties/x")        # -> (line, column) or None
+
+Every refusal is a `DocumentError` whose `str()` is one line,
+`tools/db.yaml:3:7: invalid YAML: mapping values are not allowed here`.
+
+The result is always plain JSON data (dict, list, str, int, float, bool,
+None). Limits, each checked before the step it protects:
+
+* `MAX_DOCUMENT_BYTES` (4 MiB): checked before reading the whole file.
+* `MAX_DOCUMENT_DEPTH` (256 nested arrays/objects): checked by an iterative
+  pre-scan (a bracket count for JSON, PyYAML's event stream for YAML) before
+  any recursive parser runs, so a 10,000-level document is a clean error.
+* YAML aliases: at most `MAX_YAML_ALIASES` alias uses, and the document with
+  every alias expanded has at most `MAX_EXPANDED_NODES` nodes and stays within
+  `MAX_DOCUMENT_DEPTH` ("billion laughs"); recursive aliases are refused.
+* Duplicate object keys, NaN and infinities, and non-string object keys are
+  refused in both formats; JSON has no way to write them.
+
+YAML is read with the JSON-compatible subset of YAML 1.2's core schema:
+`yes`/`no`/`on`/`off` and dates stay strings, and `!!binary`, `!!set` and
+other non-JSON tags are refused, so a YAML file means what the same JSON
+file would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "MAX_YAML_ALIASES",
+    "DocumentError",
+    "load_document",
+    "locate",
+    "parse_document",
+    "read_source",
+]
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+MAX_DOCUMENT_DEPTH = 256
+MAX_YAML_ALIASES = 1_000
+MAX_EXPANDED_NODES = 1_000_000
+
+_JSON_SUFFIXES = {".json"}
+_YAML_SUFFIXES = {".yaml", ".yml"}
+
+
+class DocumentError(ValueError):
+    """A document that cannot be read or is refused. Lines and columns are 1-based."""
+
+    def __init__(
+        self,
+        source: str,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        pointer: str | None = None,
+    ) -> None:
+        self.source = source
+        self.message = message
+        self.line = line
+        self.column = column
+        self.pointer = pointer
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.pointer:
+            where += f": {self.pointer}"
+        return f"{where}: {self.message}"
+
+
+# -- reading -----------------------------------------------------------------
+
+
+def read_source(path: str | Path) -> bytes:
+    """The bytes of a file (or stdin for "-"), refusing anything past the size limit."""
+    name = str(path)
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        raise DocumentError(name, "no such file") from None
+    except IsADirectoryError:
+        raise DocumentError(name, "is a directory, not a file") from None
+    except PermissionError:
+        raise DocumentError(name, "permission denied") from None
+    except OSError as exc:
+        raise DocumentError(name, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise DocumentError(name, f"document is larger than {MAX_DOCUMENT_BYTES} bytes")
+    return data
+
+
+def load_document(path: str | Path) -> Any:
+    """Read and parse a JSON or YAML file; "-" reads stdin."""
+    return parse_document(read_source(path), str(path))
+
+
+def parse_document(content: str | bytes, source_name: str) -> Any:
+    """Parse JSON or YAML text. The format follows the name's suffix (`.json`,
+    `.yaml`, `.yml`); otherwise text starting with `{` or `[` is JSON, the rest YAML."""
+    text = _decode(content, source_name)
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise DocumentError(source_name, f"document is larger than {MAX_DOCUMENT_BYTES} bytes")
+    if not text.strip():
+        raise DocumentError(source_name, "empty document")
+    if _is_json(text, source_name):
+        return _parse_json(text, source_name)
+    return _parse_yaml(text, source_name)
+
+
+def _decode(content: str | bytes, source: str) -> str:
+    if isinstance(content, str):
+        return content.removeprefix("\ufeff")
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = _line_column(content, exc.start)
+        raise DocumentError(source, "not UTF-8 text", line, column) from None
+
+
+def _line_column(content: bytes, offset: int) -> tuple[int, int]:
+    line_start = content.rfind(b"\n", 0, offset) + 1
+    return content.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _is_json(text: str, source: str) -> bool:
+    suffix = Path(source).suffix.lower()
+    if suffix in _JSON_SUFFIXES:
+        return True
+    if suffix in _YAML_SUFFIXES:
+        return False
+    return text.lstrip()[:1] in ("{", "[")
+
+
+# -- JSON --------------------------------------------------------------------
+
+# One pass over string tokens and brackets, so a "[" inside a string does
+# not count. An unterminated string runs to the end of the text ("?) rather
+# than making the regex retry from every later quote, which keeps it linear.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.DOTALL)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _check_json_depth(text: str, source: str) -> None:
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DOCUMENT_DEPTH:
+                offset = match.start()
+                line_start = text.rfind("\n", 0, offset) + 1
+                raise DocumentError(
+                    source,
+                    f"nested deeper than {MAX_DOCUMENT_DEPTH} levels",
+                    text.count("\n", 0, offset) + 1,
+                    offset - line_start + 1,
+                )
+        elif token in ("]", "}"):
+            depth -= 1
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _json_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"number {literal} is out of range")
+    return value
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_json(text: str, source: str) -> Any:
+    _check_json_depth(text, source)
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_json_object,
+            parse_float=_json_float,
+            parse_constant=_json_constant,
+        )
+    except json.JSONDecodeError as exc:
+        raise DocumentError(source, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except _DuplicateKey as exc:
+        # json gives no position to the hook; the YAML composer, which reads
+        # JSON too, finds where the second copy of the key is.
+        line, column = _yaml_duplicate_position(text, exc.key)
+        raise DocumentError(source, f"duplicate key {exc.key!r}", line, column) from None
+    except ValueError as exc:  # NaN/Infinity, out-of-range numbers, huge integers
+        raise DocumentError(source, f"invalid JSON: {exc}") from None
+
+
+# -- YAML --------------------------------------------------------------------
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_JSON_TAGS = {
+    _STR,
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:map",
+}
+
+
+class _JsonYamlLoader(_BaseLoader):  # type: ignore[misc]
+    """SafeLoader with YAML 1.2 core-schema scalars restricted to JSON's data model."""
+
+    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    yaml_constructors = {
+        tag: constructor
+        for tag, constructor in yaml.SafeLoader.yaml_constructors.items()
+        if tag in _JSON_TAGS
+    }
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE:
+                continue
+            if not isinstance(key_node, ScalarNode) or key_node.tag != _STR:
+                raise _refusal(
+                    "object keys must be strings; quote this key",
+                    key_node,
+                )
+            if key_node.value in seen:
+                raise _refusal(f"duplicate key {key_node.value!r}", key_node)
+            seen.add(key_node.value)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        return mapping
+
+    def construct_yaml_float(self, node: ScalarNode) -> float:
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise _refusal(f"{node.value} is not a JSON number", node)
+        return value
+
+    def construct_undefined(self, node: Node) -> Any:
+        raise _refusal(f"tag {node.tag} has no JSON equivalent", node)
+
+
+_JsonYamlLoader.add_constructor("tag:yaml.org,2002:float", _JsonYamlLoader.construct_yaml_float)
+_JsonYamlLoader.add_constructor(None, _JsonYamlLoader.construct_undefined)
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    (_MERGE, r"^(?:<<)$", "<"),
+):
+    _JsonYamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+class _YamlRefusal(yaml.MarkedYAMLError):
+    """A well-formed YAML document this loader refuses (not JSON data)."""
+
+
+def _refusal(message: str, node: Node) -> _YamlRefusal:
+    return _YamlRefusal(problem=message, problem_mark=node.start_mark)
+
+
+def _scan_yaml_events(text: str, source: str) -> int:
+    """Walk the event stream (PyYAML's parser keeps explicit stacks, so this
+    is iterative) to bound depth and count aliases before composing anything."""
+    depth = 0
+    aliases = 0
+    for event in yaml.parse(text, Loader=_JsonYamlLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DOCUMENT_DEPTH:
+                line, column = _mark(event.start_mark)
+                raise DocumentError(
+                    source, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels", line, column
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_YAML_ALIASES:
+                line, column = _mark(event.start_mark)
+                raise DocumentError(
+                    source, f"more than {MAX_YAML_ALIASES} YAML aliases", line, column
+                )
+    return aliases
+
+
+def _check_expansion(root: Node, source: str) -> None:
+    """Size and depth of the tree once every alias is expanded, computed over
+    the node graph (shared nodes counted once per use, each visited once)."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = list(_children(node))
+        if children_done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            depth[key] = 1 + max((depth[id(child)] for child in children), default=0)
+            if size[key] > MAX_EXPANDED_NODES:
+                line, column = _mark(node.start_mark)
+                raise DocumentError(
+                    source,
+                    f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
+                    line,
+                    column,
+                )
+            if depth[key] > MAX_DOCUMENT_DEPTH + 1:
+                line, column = _mark(node.start_mark)
+                raise DocumentError(
+                    source,
+                    f"YAML aliases expand deeper than {MAX_DOCUMENT_DEPTH} levels",
+                    line,
+                    column,
+                )
+            continue
+        if key in size:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in on_path:
+                line, column = _mark(child.start_mark)
+                raise DocumentError(source, "recursive YAML alias", line, column)
+            if id(child) not in size:
+                stack.append((child, False))
+
+
+def _children(node: Node) -> Iterator[Node]:
+    if isinstance(node, SequenceNode):
+        yield from node.value
+    elif isinstance(node, MappingNode):
+        for key, value in node.value:
+            yield key
+            yield value
+
+
+def _mark(mark: Any) -> tuple[int | None, int | None]:
+    if mark is None:
+        return None, None
+    return mark.line + 1, mark.column + 1
+
+
+def _yaml_error(exc: yaml.YAMLError, source: str) -> DocumentError:
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return DocumentError(source, f"invalid YAML: {exc}")
+    line, column = _mark(exc.problem_mark or exc.context_mark)
+    if isinstance(exc, _YamlRefusal):
+        return DocumentError(source, exc.problem or "refused", line, column)
+    if exc.problem and "maximum nesting depth" in exc.problem:  # libyaml's own limit (1000)
+        return DocumentError(
+            source, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels", line, column
+        )
+    message = exc.problem or exc.context or "syntax error"
+    if exc.problem and exc.context:
+        message = f"{exc.problem} ({exc.context}"
+        if exc.context_mark is not None and exc.context_mark is not exc.problem_mark:
+            message += f" started at line {exc.context_mark.line + 1}"
+        message += ")"
+    return DocumentError(source, f"invalid YAML: {message}", line, column)
+
+
+def _compose(text: str, source: str) -> Node | None:
+    """The YAML node graph of a single-document stream, limits checked."""
+    try:
+        aliases = _scan_yaml_events(text, source)
+        loader = _JsonYamlLoader(text)
+        try:
+            node: Node | None = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, source) from None
+    if node is not None and aliases:
+        _check_expansion(node, source)
+    return node
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    node = _compose(text, source)
+    if node is None:
+        raise DocumentError(source, "empty document")
+    loader = _JsonYamlLoader("")
+    try:
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, source) from None
+    finally:
+        loader.dispose()
+
+
+def _yaml_duplicate_position(text: str, key: str) -> tuple[int | None, int | None]:
+    try:
+        _parse_yaml(text, "<json>")
+    except DocumentError as exc:
+        if exc.message == f"duplicate key {key!r}":
+            return exc.line, exc.column
+    return None, None
+
+
+# -- locating a JSON Pointer --------------------------------------------------
+
+
+def locate(text: str | bytes, pointer: str) -> tuple[int, int] | None:
+    """Line and column (1-based) where the value at `pointer` starts in a JSON
+    or YAML text, or None when the text does not parse or has no such value."""
+    if pointer and not pointer.startswith("/"):
+        return None
+    try:
+        node = _compose(_decode(text, "<locate>"), "<locate>")
+    except DocumentError:
+        return None
+    tokens = pointer.split("/")[1:] if pointer else []
+    for raw_token in tokens:
+        token = raw_token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, MappingNode):
+            node = next(
+                (
+                    value
+                    for key, value in node.value
+                    if isinstance(key, ScalarNode) and key.value == token
+                ),
+                None,
+            )
+        elif isinstance(node, SequenceNode) and token.isdigit():
+            index = int(token)
+            node = node.value[index] if index < len(node.value) else None
+        else:
+            return None
+        if node is None:
+            return None
+    if node is None:
+        return None
+    return node.start_mark.line + 1, node.start_mark.column + 1
