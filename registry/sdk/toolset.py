@@ -1,0 +1,289 @@
+"""The toolset snapshot an MCP server gates its calls with.
+
+    toolset = Toolset.from_json(body)     # digest-checked, ToolsetError otherwise
+    toolset.digest                         # "sha256:..." (the HTTP ETag, unquoted)
+    toolset.tool("db.query").current       # 4
+    toolset.alias("search_v1").target      # "search"
+
+The payload is the answer of `GET /v1/namespaces/{ns}/toolset`; its schema is
+`schemas/toolset.schema.json`. A `Toolset` is an immutable snapshot: a toolset
+swap replaces the whole object, it never changes one in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import msgspec
+
+from registry.canonical import DigestError, canonical_json, digest
+from registry.compat.converters import ConverterError, Op, Rename, parse_pointer
+
+__all__ = [
+    "AliasContract",
+    "AliasEntry",
+    "RetiredVersion",
+    "RouteStep",
+    "ToolEntry",
+    "Toolset",
+    "ToolsetError",
+    "ToolsetPayload",
+    "VersionEntry",
+    "payload_digest",
+]
+
+
+class ToolsetError(ValueError):
+    """A toolset payload that cannot be trusted: unreadable, digest mismatch,
+    or inconsistent (a route that does not lead to current, ...)."""
+
+
+class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """One step of a route: an additive identity step (`ops == ()`) or a
+    registered, verified converter from version `from` to version `to`."""
+
+    from_: int = msgspec.field(name="from")
+    to: int
+    ops: tuple[Op, ...] = ()
+
+    def __post_init__(self) -> None:
+        for op in self.ops:
+            for pointer in (op.from_, op.to) if isinstance(op, Rename) else (op.path,):
+                parse_pointer(pointer)  # ConverterError is a ValueError: msgspec reports it
+
+
+class VersionEntry(msgspec.Struct, frozen=True):
+    """A served (non-retired) version of a tool and its route to current."""
+
+    version: int
+    digest: str
+    state: str
+    definition: dict[str, Any]
+    route: tuple[RouteStep, ...] = ()
+    sunset: str | None = None
+
+
+class RetiredVersion(msgspec.Struct, frozen=True):
+    version: int
+    digest: str
+
+
+class ToolEntry(msgspec.Struct, frozen=True):
+    """A tool: its current version number, served versions (current first)
+    and retired versions."""
+
+    name: str
+    current: int
+    versions: tuple[VersionEntry, ...]
+    retired: tuple[RetiredVersion, ...] = ()
+
+    @property
+    def current_version(self) -> VersionEntry:
+        return self.versions[0]
+
+    def served(self, version: int) -> VersionEntry | None:
+        for entry in self.versions:
+            if entry.version == version:
+                return entry
+        return None
+
+    def is_retired(self, version: int) -> bool:
+        return any(r.version == version for r in self.retired)
+
+    def digest_of(self, version: int) -> str | None:
+        """The digest of a served or retired version; None for one never served."""
+        for entry in self.versions:
+            if entry.version == version:
+                return entry.digest
+        for retired in self.retired:
+            if retired.version == version:
+                return retired.digest
+        return None
+
+    def version_of_digest(self, value: str) -> int | None:
+        """The version (served or retired) whose definition has this digest."""
+        for entry in self.versions:
+            if entry.digest == value:
+                return entry.version
+        for retired in self.retired:
+            if retired.digest == value:
+                return retired.version
+        return None
+
+
+class AliasContract(msgspec.Struct, frozen=True):
+    tool: str
+    version: int
+
+
+class AliasEntry(msgspec.Struct, frozen=True):
+    """An old tool name resolving to `target`, speaking a fixed contract.
+    `route` is None while no verified route from the contract to current exists."""
+
+    name: str
+    target: str
+    contract: AliasContract
+    definition: dict[str, Any]
+    route: tuple[RouteStep, ...] | None = None
+
+
+class ToolsetPayload(msgspec.Struct, frozen=True):
+    namespace: str
+    digest: str
+    tools: tuple[ToolEntry, ...] = ()
+    aliases: tuple[AliasEntry, ...] = ()
+
+
+def payload_digest(payload: Mapping[str, Any]) -> str:
+    """`sha256:` + SHA-256 of the canonical JSON of the payload without `digest`."""
+    body = {key: value for key, value in payload.items() if key != "digest"}
+    return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+class Toolset:
+    """An immutable, digest-verified snapshot of one namespace's toolset."""
+
+    __slots__ = ("_aliases", "_payload", "_raw", "_tools")
+
+    def __init__(self, payload: ToolsetPayload, raw: bytes) -> None:
+        """Use `from_json` / `from_payload`: they verify the digest."""
+        self._payload = payload
+        self._raw = raw
+        self._tools: Mapping[str, ToolEntry] = MappingProxyType({t.name: t for t in payload.tools})
+        self._aliases: Mapping[str, AliasEntry] = MappingProxyType(
+            {a.name: a for a in payload.aliases}
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Toolset:
+        """Load a sync payload; raises `ToolsetError` on an unreadable,
+        tampered (digest mismatch) or inconsistent one."""
+        try:
+            raw = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise ToolsetError(f"toolset payload is not JSON: {exc}") from exc
+        return cls._load(raw, bytes(data))
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> Toolset:
+        """Load an already parsed payload (its `digest` is checked all the same)."""
+        return cls._load(dict(payload), canonical_json(dict(payload)))
+
+    @classmethod
+    def _load(cls, raw: Any, data: bytes) -> Toolset:
+        if not isinstance(raw, dict):
+            raise ToolsetError("toolset payload is not a JSON object")
+        claimed = raw.get("digest")
+        try:
+            actual = payload_digest(raw)
+        except DigestError as exc:
+            raise ToolsetError(f"toolset payload cannot be canonicalised: {exc}") from exc
+        if claimed != actual:
+            raise ToolsetError(
+                f"toolset digest mismatch: the payload says {claimed!r} but its content "
+                f"hashes to {actual!r}; refusing a tampered or corrupted toolset"
+            )
+        try:
+            payload = msgspec.convert(raw, ToolsetPayload)
+        except (msgspec.ValidationError, ConverterError) as exc:
+            raise ToolsetError(f"invalid toolset payload: {exc}") from exc
+        _check_consistency(payload)
+        return cls(payload, data)
+
+    @property
+    def digest(self) -> str:
+        return self._payload.digest
+
+    @property
+    def etag(self) -> str:
+        return f'"{self._payload.digest}"'
+
+    @property
+    def namespace(self) -> str:
+        return self._payload.namespace
+
+    @property
+    def payload(self) -> ToolsetPayload:
+        return self._payload
+
+    @property
+    def tools(self) -> tuple[ToolEntry, ...]:
+        return self._payload.tools
+
+    @property
+    def aliases(self) -> tuple[AliasEntry, ...]:
+        return self._payload.aliases
+
+    def tool(self, name: str) -> ToolEntry | None:
+        return self._tools.get(name)
+
+    def alias(self, name: str) -> AliasEntry | None:
+        return self._aliases.get(name)
+
+    def to_json(self) -> bytes:
+        """The payload bytes this snapshot was loaded from (they verify)."""
+        return self._raw
+
+    def __repr__(self) -> str:
+        return (
+            f"Toolset(namespace={self.namespace!r}, digest={self.digest!r}, "
+            f"tools={len(self.tools)}, aliases={len(self.aliases)})"
+        )
+
+
+def _check_route(route: tuple[RouteStep, ...], start: int, current: int, what: str) -> None:
+    at = start
+    for step in route:
+        if step.from_ != at:
+            raise ToolsetError(f"{what}: route step from v{step.from_} where v{at} was expected")
+        at = step.to
+    if at != current:
+        raise ToolsetError(f"{what}: route ends at v{at}, not at current v{current}")
+
+
+def _check_consistency(payload: ToolsetPayload) -> None:
+    names: set[str] = set()
+    for tool in payload.tools:
+        if tool.name in names:
+            raise ToolsetError(f"tool {tool.name!r} appears twice")
+        names.add(tool.name)
+        if not tool.versions or tool.versions[0].version != tool.current:
+            raise ToolsetError(f"tool {tool.name!r}: the first served version must be current")
+        seen: set[int] = set()
+        for entry in tool.versions:
+            what = f"tool {tool.name!r} v{entry.version}"
+            if entry.version in seen or tool.is_retired(entry.version):
+                raise ToolsetError(f"{what} is listed twice")
+            seen.add(entry.version)
+            try:
+                actual = digest(entry.definition)
+            except DigestError as exc:
+                raise ToolsetError(f"{what}: {exc}") from exc
+            if actual != entry.digest:
+                raise ToolsetError(f"{what}: definition hashes to {actual}, not {entry.digest}")
+            _check_route(entry.route, entry.version, tool.current, what)
+    for alias in payload.aliases:
+        what = f"alias {alias.name!r}"
+        if alias.name in names:
+            raise ToolsetError(f"{what} has the name of a tool or another alias")
+        names.add(alias.name)
+        target = next((t for t in payload.tools if t.name == alias.target), None)
+        if target is None:
+            raise ToolsetError(f"{what}: target tool {alias.target!r} is not in the toolset")
+        contract_tool = next((t for t in payload.tools if t.name == alias.contract.tool), None)
+        if contract_tool is not None:
+            expected = contract_tool.digest_of(alias.contract.version)
+            try:
+                actual = digest(alias.definition)
+            except DigestError as exc:
+                raise ToolsetError(f"{what}: {exc}") from exc
+            if expected is not None and actual != expected:
+                raise ToolsetError(
+                    f"{what}: its definition hashes to {actual}, not to the contract "
+                    f"{alias.contract.tool} v{alias.contract.version} ({expected})"
+                )
+        if alias.route is not None:
+            _check_route(alias.route, alias.contract.version, target.current, what)

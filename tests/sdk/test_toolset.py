@@ -1,0 +1,165 @@
+"""Toolset payloads: the JSON Schema, loading, digest checks, lookups."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from jsonschema import Draft202012Validator
+
+from registry.sdk import Toolset, ToolsetError, payload_digest
+from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1
+from tests.sdk import payload, seed_000, seed_002, served
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[2] / "schemas" / "toolset.schema.json").read_text("utf-8")
+)
+EXAMPLES = {
+    "seed_000_retired": seed_000(),
+    "seed_000_served": seed_000(v3_served=True),
+    "seed_002_no_route": seed_002(with_route=False),
+    "seed_002_route": seed_002(with_route=True),
+}
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    return msgspec.json.encode(body)
+
+
+def test_schema_is_valid_2020_12() -> None:
+    Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_examples_validate_against_schema(name: str) -> None:
+    errors = list(Draft202012Validator(SCHEMA).iter_errors(EXAMPLES[name]))
+    assert errors == []
+
+
+def test_schema_refuses_a_broken_payload() -> None:
+    body = copy.deepcopy(EXAMPLES["seed_000_served"])
+    body["tools"][0]["versions"][1]["route"][0]["ops"][0] = {"op": "rename", "from": "timeout"}
+    del body["aliases"]
+    assert not Draft202012Validator(SCHEMA).is_valid(body)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_from_json_round_trips(name: str) -> None:
+    data = encode(EXAMPLES[name])
+    toolset = Toolset.from_json(data)
+    assert toolset.digest == EXAMPLES[name]["digest"]
+    assert toolset.etag == f'"{toolset.digest}"'
+    assert toolset.to_json() == data
+    assert Toolset.from_json(toolset.to_json()).digest == toolset.digest
+
+
+def test_lookups() -> None:
+    toolset = Toolset.from_json(encode(EXAMPLES["seed_000_served"]))
+    tool = toolset.tool("db.query")
+    assert tool is not None
+    assert toolset.namespace == "billing"
+    assert tool.current == 4
+    assert tool.current_version.definition == DB_QUERY_V4
+    v3 = tool.served(3)
+    assert v3 is not None
+    assert v3.state == "deprecated"
+    assert v3.route[0].from_ == 3
+    assert [type(op).__name__ for op in v3.route[0].ops] == ["Fill", "Rename", "Reject"]
+    assert tool.version_of_digest(v3.digest) == 3
+    assert toolset.tool("search") is None
+    assert toolset.alias("db.query") is None
+
+    aliased = Toolset.from_json(encode(EXAMPLES["seed_002_no_route"]))
+    alias = aliased.alias("search_v1")
+    assert alias is not None
+    assert alias.target == "search"
+    assert alias.contract.version == 1
+    assert alias.route is None
+    search = aliased.tool("search")
+    assert search is not None
+    assert search.is_retired(1)
+    assert search.served(1) is None
+
+
+def test_digest_mismatch_is_refused() -> None:
+    body = copy.deepcopy(EXAMPLES["seed_000_retired"])
+    body["tools"][0]["current"] = 3  # tampered after the digest was computed
+    with pytest.raises(ToolsetError, match="digest mismatch"):
+        Toolset.from_json(encode(body))
+
+
+def test_missing_digest_is_refused() -> None:
+    body = copy.deepcopy(EXAMPLES["seed_000_retired"])
+    del body["digest"]
+    with pytest.raises(ToolsetError, match="digest mismatch"):
+        Toolset.from_json(encode(body))
+
+
+def test_payload_digest_ignores_key_order_and_the_digest_itself() -> None:
+    body = EXAMPLES["seed_002_route"]
+    shuffled = dict(reversed(list(body.items())))
+    shuffled["digest"] = "sha256:" + "0" * 64
+    assert payload_digest(shuffled) == body["digest"]
+
+
+def test_not_json_is_refused() -> None:
+    with pytest.raises(ToolsetError, match="not JSON"):
+        Toolset.from_json(b"{not json")
+    with pytest.raises(ToolsetError, match="not a JSON object"):
+        Toolset.from_json(b"[]")
+
+
+def test_definition_digest_mismatch_is_refused() -> None:
+    version = served(DB_QUERY_V4, 4)
+    version["definition"] = DB_QUERY_V3  # digest still says v4
+    body = payload([{"name": "db.query", "current": 4, "versions": [version], "retired": []}])
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(encode(body))
+
+
+def test_route_must_lead_to_current() -> None:
+    v3 = served(DB_QUERY_V3, 3, route=[{"from": 3, "to": 5, "ops": []}])
+    tool = {"name": "db.query", "current": 4, "versions": [served(DB_QUERY_V4, 4), v3]}
+    with pytest.raises(ToolsetError, match="route ends at v5"):
+        Toolset.from_json(encode(payload([tool])))
+
+
+def test_current_must_come_first() -> None:
+    tool = {"name": "db.query", "current": 4, "versions": [served(DB_QUERY_V3, 3)]}
+    with pytest.raises(ToolsetError, match="first served version must be current"):
+        Toolset.from_json(encode(payload([tool])))
+
+
+def test_bad_operation_is_refused() -> None:
+    route = [{"from": 3, "to": 4, "ops": [{"op": "rename", "from": "timeout_ms", "to": "/t"}]}]
+    tool = {
+        "name": "db.query",
+        "current": 4,
+        "versions": [served(DB_QUERY_V4, 4), served(DB_QUERY_V3, 3, route=route)],
+    }
+    with pytest.raises(ToolsetError, match="JSON Pointer"):
+        Toolset.from_json(encode(payload([tool])))
+
+
+def test_alias_target_must_exist() -> None:
+    alias = {
+        "name": "search_v1",
+        "target": "search",
+        "contract": {"tool": "search", "version": 1},
+        "definition": SEARCH_V1,
+        "route": None,
+    }
+    with pytest.raises(ToolsetError, match="not in the toolset"):
+        Toolset.from_json(encode(payload([], [alias])))
+
+
+def test_alias_definition_must_be_its_contract() -> None:
+    body = seed_002(with_route=False)
+    body["aliases"][0]["definition"] = {**SEARCH_V1, "description": "something else"}
+    body = payload(body["tools"], body["aliases"])
+    with pytest.raises(ToolsetError, match="not to the contract"):
+        Toolset.from_json(encode(body))
