@@ -25,7 +25,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     try:
         return _ENCODER.encode(a) == _ENCODER.encode(b)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError, RecursionError):
         return False
 
 

@@ -1,0 +1,206 @@
+"""LISTEN on `toolset_changed` from a dedicated connection, reconnecting on loss.
+
+    async with ToolsetListener(dsn, on_change) as listener:
+        ...   # on_change("billing") after each committed toolset change
+
+`callback(namespace)` runs for each notification. `callback(None)` means
+"drop everything": the connection was lost, so notifications may have been
+missed; it is called when the loss is noticed and again once reconnected
+(what was cached during the outage may already be stale). A silent network
+failure is noticed by a periodic health query. The callback may be a plain
+function or a coroutine function; it must not block.
+
+Start the listener before filling a cache from the database, so that no
+change can slip between the read and the LISTEN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Self
+
+import asyncpg  # type: ignore[import-untyped, unused-ignore]
+
+from registry.store._db import Connection
+from registry.store.repository import CHANNEL
+
+__all__ = ["ToolsetListener"]
+
+_log = logging.getLogger(__name__)
+
+Callback = Callable[[str | None], Awaitable[None] | None]
+
+
+class ToolsetListener:
+    def __init__(
+        self,
+        dsn: str,
+        callback: Callback,
+        *,
+        channel: str = CHANNEL,
+        health_interval: float = 10.0,
+        health_timeout: float = 5.0,
+        connect_timeout: float = 10.0,
+        min_backoff: float = 0.1,
+        max_backoff: float = 10.0,
+    ) -> None:
+        self._dsn = dsn
+        self._callback = callback
+        self._channel = channel
+        self._health_interval = health_interval
+        self._health_timeout = health_timeout
+        self._connect_timeout = connect_timeout
+        self._min_backoff = min_backoff
+        self._max_backoff = max_backoff
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._connected = asyncio.Event()
+        self._conn: Connection | None = None
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    @property
+    def server_pid(self) -> int | None:
+        """The PostgreSQL backend pid of the listening connection, while connected."""
+        conn = self._conn
+        return conn.get_server_pid() if conn is not None and not conn.is_closed() else None
+
+    async def start(self, *, wait: float | None = 30.0) -> None:
+        """Start listening; with `wait`, wait up to that many seconds for the first connection.
+
+        Raises TimeoutError if it is not connected by then (it keeps trying in
+        the background until stopped).
+        """
+        if self._task is None:
+            self._stopping.clear()
+            self._task = asyncio.create_task(self._run(), name="toolset-listener")
+        if wait is not None:
+            await asyncio.wait_for(self._connected.wait(), wait)
+
+    async def wait_connected(self, timeout: float | None = None) -> bool:
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+        for task in list(self._pending):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- internals ------------------------------------------------------------
+
+    def _emit(self, namespace: str | None) -> None:
+        try:
+            result = self._callback(namespace)
+        except Exception:
+            _log.exception("toolset listener callback failed")
+            return
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._pending.add(task)
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Future[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("toolset listener callback failed", exc_info=task.exception())
+
+    def _on_notify(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
+        self._emit(str(payload))
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _run(self) -> None:
+        backoff = self._min_backoff
+        had_connection = False
+        while not self._stopping.is_set():
+            try:
+                conn = await asyncpg.connect(self._dsn, timeout=self._connect_timeout)
+            except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+                _log.warning(
+                    "toolset listener cannot connect (%s); retrying in %.1fs", exc, backoff
+                )
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, self._max_backoff)
+                continue
+            lost = asyncio.Event()
+            conn.add_termination_listener(lambda _c, event=lost: event.set())
+            try:
+                await conn.add_listener(self._channel, self._on_notify)
+            except (OSError, asyncpg.PostgresError) as exc:
+                _log.warning("toolset listener cannot LISTEN (%s)", exc)
+                conn.terminate()
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, self._max_backoff)
+                continue
+            self._conn = conn
+            backoff = self._min_backoff
+            if had_connection:
+                self._emit(None)
+            had_connection = True
+            self._connected.set()
+            _log.info("toolset listener connected")
+            try:
+                await self._watch(conn, lost)
+            finally:
+                self._connected.clear()
+                self._conn = None
+                if self._stopping.is_set():
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(conn.close(), self._health_timeout)
+                if not conn.is_closed():
+                    conn.terminate()
+            if not self._stopping.is_set():
+                _log.warning("toolset listener lost its connection; reconnecting")
+                self._emit(None)
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, self._max_backoff)
+
+    async def _watch(self, conn: Connection, lost: asyncio.Event) -> None:
+        """Return when the connection is lost or the listener stops."""
+        stop = asyncio.ensure_future(self._stopping.wait())
+        gone = asyncio.ensure_future(lost.wait())
+        try:
+            while True:
+                await asyncio.wait(
+                    {stop, gone},
+                    timeout=self._health_interval,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if stop.done() or gone.done() or conn.is_closed():
+                    return
+                try:
+                    await asyncio.wait_for(conn.execute("SELECT 1"), self._health_timeout)
+                except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    return
+        finally:
+            stop.cancel()
+            gone.cancel()

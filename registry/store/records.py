@@ -1,0 +1,252 @@
+"""What the store reads and writes, as msgspec Structs.
+
+States are effective states: a deprecated version whose sunset has passed is
+`retired` in every record read from the store.
+
+The publish seam (`registry.store.repository.publish`): the caller's
+`decide(state: ToolState) -> PublishPlan | Refusal` runs inside the publish
+transaction while the tool is locked, and either refuses (raises any
+exception, or returns a `Refusal`, which `publish` raises as `PublishRefused`)
+or returns the `PublishPlan`: the state changes and converters to store with
+the new version.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "Alias",
+    "AliasChange",
+    "AuditEvent",
+    "Capabilities",
+    "Conflict",
+    "Converter",
+    "Deprecation",
+    "IllegalTransition",
+    "Namespace",
+    "NamespaceSnapshot",
+    "NewConverter",
+    "NotFound",
+    "PublishPlan",
+    "PublishRefused",
+    "PublishResult",
+    "Refusal",
+    "State",
+    "StoreError",
+    "Token",
+    "ToolState",
+    "ToolSummary",
+    "Version",
+]
+
+State = Literal["active", "deprecated", "retired"]
+
+# -- errors ------------------------------------------------------
+
+
+class StoreError(Exception):
+    """Base of the store's refusals."""
+
+
+class NotFound(StoreError):
+    """A namespace, tool, version, alias or token that does not exist."""
+
+
+class Conflict(StoreError):
+    """The write contradicts what is stored (e.g. a converter with other operations)."""
+
+
+class IllegalTransition(StoreError):
+    """A lifecycle change that would move a state backwards or touch a retired version."""
+
+    def __init__(self, message: str, *, version: int, state: State, requested: State) -> None:
+        super().__init__(message)
+        self.version = version
+        self.state = state
+        self.requested = requested
+
+
+class Refusal(msgspec.Struct, frozen=True):
+    """What `decide()` may return instead of a plan: nothing is written."""
+
+    reason: str
+    detail: Any = None
+
+
+class PublishRefused(StoreError):
+    """`decide()` returned a `Refusal`."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.reason)
+        self.refusal = refusal
+
+
+# -- stored records ----------------------------------------------
+
+
+class Namespace(msgspec.Struct, frozen=True):
+    name: str
+    created_at: datetime
+
+
+class Version(msgspec.Struct, frozen=True):
+    namespace: str
+    tool: str
+    version: int
+    digest: str
+    definition: dict[str, Any]
+    state: State
+    sunset: datetime | None
+    created_at: datetime
+
+
+class Converter(msgspec.Struct, frozen=True):
+    namespace: str
+    tool: str
+    from_version: int
+    to_version: int
+    ops: list[dict[str, Any]]
+    created_at: datetime
+
+
+class Alias(msgspec.Struct, frozen=True):
+    namespace: str
+    name: str
+    target_tool: str
+    contract_tool: str
+    contract_version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class AliasChange(msgspec.Struct, frozen=True):
+    alias: Alias
+    previous: Alias | None
+    changed: bool
+
+
+class ToolSummary(msgspec.Struct, frozen=True):
+    """A tool with its current version: the newest non-retired one, None when all are retired."""
+
+    namespace: str
+    tool: str
+    latest_version: int
+    current: Version | None
+
+
+class Capabilities(msgspec.Struct, frozen=True):
+    namespace: str
+    seq: int
+    document: dict[str, Any]
+    created_at: datetime
+
+
+class Token(msgspec.Struct, frozen=True):
+    id: str
+    scopes: list[str]
+    description: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class AuditEvent(msgspec.Struct, frozen=True):
+    id: int
+    at: datetime
+    actor: str | None
+    action: str
+    namespace: str | None
+    tool: str | None
+    version: int | None
+    request_id: str | None
+    detail: dict[str, Any]
+
+
+class NamespaceSnapshot(msgspec.Struct, frozen=True):
+    """Everything the toolset of one namespace is built from, read in one snapshot.
+
+    `next_sunset` is the earliest sunset still in the future: a payload built
+    from this snapshot goes stale then, though no write (and no notification)
+    happens at that moment.
+    """
+
+    namespace: Namespace
+    versions: list[Version]  # by tool, then version
+    converters: list[Converter]
+    aliases: list[Alias]
+    next_sunset: datetime | None
+
+
+# -- the publish seam --------------------------------------------
+
+
+class ToolState(msgspec.Struct, frozen=True):
+    """What `decide()` receives: the tool as stored, read under its lock.
+
+    `versions` are oldest first with effective states; `aliases` are the
+    namespace's aliases whose target or contract is this tool;
+    `next_version` is the number the new version will get.
+    """
+
+    namespace: str
+    tool: str
+    versions: list[Version]
+    converters: list[Converter]
+    aliases: list[Alias]
+    next_version: int
+
+    @property
+    def served(self) -> list[Version]:
+        """The non-retired versions, oldest first."""
+        return [v for v in self.versions if v.state != "retired"]
+
+    @property
+    def current(self) -> Version | None:
+        """The newest non-retired version."""
+        served = self.served
+        return served[-1] if served else None
+
+    def version(self, number: int) -> Version | None:
+        for v in self.versions:
+            if v.version == number:
+                return v
+        return None
+
+
+class Deprecation(msgspec.Struct, frozen=True):
+    version: int
+    sunset: datetime | None = None
+
+
+class NewConverter(msgspec.Struct, frozen=True):
+    """A converter to store; `to_version=None` means the version being published."""
+
+    from_version: int
+    ops: list[dict[str, Any]]
+    to_version: int | None = None
+
+
+class PublishPlan(msgspec.Struct, frozen=True):
+    """What `decide()` returns to let the publish land.
+
+    `detail` is merged into the publish audit event (e.g. the report's severity).
+    """
+
+    retire: list[int] = msgspec.field(default_factory=list)
+    deprecate: list[Deprecation] = msgspec.field(default_factory=list)
+    converters: list[NewConverter] = msgspec.field(default_factory=list)
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class PublishResult(msgspec.Struct, frozen=True):
+    """`created=False`: the digest was already stored; nothing was written, decide() not called."""
+
+    version: Version
+    created: bool
+    retired: list[int] = msgspec.field(default_factory=list)
+    deprecated: list[int] = msgspec.field(default_factory=list)
+    converters: list[Converter] = msgspec.field(default_factory=list)
+    audit_ids: list[int] = msgspec.field(default_factory=list)
