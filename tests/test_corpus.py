@@ -44,8 +44,8 @@ def test_every_pair_is_classified_and_witnesses_hold() -> None:
 
 
 def test_hand_labels_agree() -> None:
-    labels = json.loads((CORPUS / "labels.json").read_text())
     by_id = {r["id"]: r for r in _records()}
+    labels = json.loads((CORPUS / "labels.json").read_text())
     assert labels
     for label in labels:
         verdict = _verdict(by_id[label["id"]])

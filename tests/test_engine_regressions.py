@@ -60,3 +60,11 @@ def test_optional_property_declared_under_an_open_model_stays_additive() -> None
     old = {"type": "object", "properties": {"q": {"type": "string"}}}
     new = {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}
     assert classify(tool(old), tool(new)).severity is Severity.ADDITIVE
+
+
+def test_tightened_maximum_witness_respects_the_old_minimum() -> None:
+    old = {"type": "object", "properties": {"b": {"type": "integer", "minimum": 2}}}
+    new = {"type": "object", "properties": {"b": {"type": "integer", "maximum": 0}}}
+    report = classify(tool(old), tool(new))
+    change = next(c for c in report.changes if c.path.endswith("/maximum"))
+    assert change.witness == {"b": 2}

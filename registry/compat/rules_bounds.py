@@ -144,11 +144,17 @@ def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
         value = before if before is not None else after - 1
         if keyword == "exclusiveMinimum" and before is None:
             value = after
+        ceiling = old.bounds.get("maximum")
+        if before is None and ceiling is not None and value > ceiling:
+            value = ceiling  # still under the new minimum, and old-valid
         return int(value) if integer and float(value).is_integer() else value
     if keyword in ("maximum", "exclusiveMaximum"):
         value = before if before is not None else after + 1
         if keyword == "exclusiveMaximum" and before is None:
             value = after
+        floor = old.bounds.get("minimum")
+        if before is None and floor is not None and value < floor:
+            value = floor  # still over the new maximum, and old-valid
         return int(value) if integer and float(value).is_integer() else value
     if keyword in ("minLength", "maxLength"):
         length = (

@@ -5,6 +5,13 @@ Rules never walk raw dicts: they read `Node` fields. Parsing resolves local
 same document) to the target's `Node`, which is registered before the parser
 descends into it, so recursive schemas terminate (as msgspec does for types).
 
+Parsing is lazy: a node reads its own scalar keywords and resolves its `$ref`
+when it is made, and parses its child schemas (properties, additional and
+unevaluated properties, prefix and rest items, union branches) only when a
+rule first reads one of those fields. Subtrees the walker skips (equal on both
+sides) are never parsed; `Limits` apply to what is parsed, and the nesting of
+the raw document is checked up front (`_check_nesting`).
+
 Draft-07 and 2020-12 spellings are normalised: `items: [...]` with
 `additionalItems` and `prefixItems` with `items` both become
 `prefix_items` + `rest_items`; boolean `exclusiveMinimum` (draft-04) becomes
@@ -15,8 +22,10 @@ the walker turns any difference there into `unanalyzable`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from registry.compat.report import ClassificationError
 
@@ -25,6 +34,7 @@ __all__ = [
     "BOUND_KEYWORDS",
     "Limits",
     "Node",
+    "encode",
     "is_number",
     "parse_schema",
 ]
@@ -99,7 +109,35 @@ _STRUCTURAL = frozenset(
     }
 )
 
+_UNIONS = frozenset({"anyOf", "oneOf", "allOf"})
+
+# Keywords whose values hold child schemas, parsed when first read.
+_CHILD_KEYWORDS = frozenset(
+    {
+        "properties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        *_UNIONS,
+    }
+)
+
+# How `_Parser._fill` treats each keyword of a node.
+_K_OPAQUE, _K_SCALAR, _K_ANNOTATION, _K_BOUND, _K_CHILD, _K_CONTAINER, _K_REF = range(7)
+_KIND: dict[str, int] = {
+    **dict.fromkeys(_STRUCTURAL, _K_SCALAR),
+    **dict.fromkeys(BOUND_KEYWORDS, _K_BOUND),
+    **dict.fromkeys(_CHILD_KEYWORDS, _K_CHILD),
+    **dict.fromkeys(ANNOTATION_KEYWORDS, _K_ANNOTATION),
+    **dict.fromkeys(_CONTAINERS, _K_CONTAINER),
+    "$ref": _K_REF,
+}
+
 _JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+_DRAFT04_EXCLUSIVE = (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum"))
+_SINGLE_TYPES = {name: frozenset({name}) for name in _JSON_TYPES}
 
 _MISSING: Any = object()
 
@@ -128,35 +166,222 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-@dataclass(eq=False, slots=True)
+_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def encode(value: Any) -> bytes | None:
+    """The JSON encoding of `value` with keys sorted, or None if it has none."""
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None
+
+
+class _Lazy:
+    """What a node needs to parse its child schemas when first asked for them."""
+
+    __slots__ = ("depth", "parser", "rel")
+
+    def __init__(self, parser: _Parser, rel: str, depth: int) -> None:
+        self.parser = parser
+        self.rel = rel
+        self.depth = depth
+
+
+def _blank(node: Node, pointer: str, raw: Any) -> None:
+    """The fields of a node whose keywords have not been read (children unset)."""
+    node.pointer = pointer
+    node.raw = raw
+    node.accepts_nothing = False
+    node.ref = None
+    node.types = None
+    node.enum = None
+    node.const = _MISSING
+    node.default = _MISSING
+    node.required = _NO_NAMES
+    node.bounds = {}
+    node.pattern = None
+    node.format = None
+    node.unique_items = False
+    node.schema_uri = None
+    node.annotations = {}
+    node.opaque = {}
+    node._has_ref_below = None
+    node._lazy = None
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+_new_node = object.__new__
+
+
+def _no_children(node: Node) -> None:
+    node.properties = {}
+    node.additional_properties = None
+    node.unevaluated_properties = None
+    node.prefix_items = ()
+    node.rest_items = None
+    node.any_of = None
+    node.one_of = None
+    node.all_of = None
+
+
+_CHILD_FIELDS = frozenset(
+    {
+        "properties",
+        "additional_properties",
+        "unevaluated_properties",
+        "prefix_items",
+        "rest_items",
+        "any_of",
+        "one_of",
+        "all_of",
+    }
+)
+
+
 class Node:
-    """One schema node. `None` in a field means the keyword is absent."""
+    """One schema node. `None` in a field means the keyword is absent.
+
+    A parsed node reads its own scalar keywords and its `$ref` target when it
+    is made; its child schemas (the fields in `_CHILD_FIELDS`) are parsed on
+    first access: until then their slots are unset and `__getattr__` fills them.
+    """
+
+    __slots__ = (
+        "_has_ref_below",
+        "_lazy",
+        "accepts_nothing",
+        "additional_properties",
+        "all_of",
+        "annotations",
+        "any_of",
+        "bounds",
+        "const",
+        "default",
+        "enum",
+        "format",
+        "one_of",
+        "opaque",
+        "pattern",
+        "pointer",
+        "prefix_items",
+        "properties",
+        "raw",
+        "ref",
+        "required",
+        "rest_items",
+        "schema_uri",
+        "types",
+        "unevaluated_properties",
+        "unique_items",
+    )
 
     pointer: str
     raw: Any
-    accepts_nothing: bool = False  # the `false` schema
-    ref: Node | None = None
-    types: frozenset[str] | None = None
-    enum: tuple[Any, ...] | None = None
-    const: Any = _MISSING
-    default: Any = _MISSING
-    properties: dict[str, Node] = field(default_factory=dict)
-    required: frozenset[str] = frozenset()
-    additional_properties: Node | None = None
-    unevaluated_properties: Node | None = None
-    prefix_items: tuple[Node, ...] = ()
-    rest_items: Node | None = None
-    any_of: tuple[Node, ...] | None = None
-    one_of: tuple[Node, ...] | None = None
-    all_of: tuple[Node, ...] | None = None
-    bounds: dict[str, int | float] = field(default_factory=dict)
-    pattern: str | None = None
-    format: str | None = None
-    unique_items: bool = False
-    schema_uri: str | None = None
-    annotations: dict[str, Any] = field(default_factory=dict)
-    opaque: dict[str, Any] = field(default_factory=dict)
-    has_ref_below: bool = False
+    accepts_nothing: bool
+    ref: Node | None
+    types: frozenset[str] | None
+    enum: tuple[Any, ...] | None
+    const: Any
+    default: Any
+    properties: dict[str, Node]
+    required: frozenset[str]
+    additional_properties: Node | None
+    unevaluated_properties: Node | None
+    prefix_items: tuple[Node, ...]
+    rest_items: Node | None
+    any_of: tuple[Node, ...] | None
+    one_of: tuple[Node, ...] | None
+    all_of: tuple[Node, ...] | None
+    bounds: dict[str, int | float]
+    pattern: str | None
+    format: str | None
+    unique_items: bool
+    schema_uri: str | None
+    annotations: dict[str, Any]
+    opaque: dict[str, Any]
+    _has_ref_below: bool | None
+    _lazy: _Lazy | None
+
+    def __init__(
+        self,
+        pointer: str,
+        raw: Any,
+        accepts_nothing: bool = False,
+        ref: Node | None = None,
+        types: frozenset[str] | None = None,
+        enum: tuple[Any, ...] | None = None,
+        const: Any = _MISSING,
+        default: Any = _MISSING,
+        properties: dict[str, Node] | None = None,
+        required: frozenset[str] = frozenset(),
+        additional_properties: Node | None = None,
+        unevaluated_properties: Node | None = None,
+        prefix_items: tuple[Node, ...] = (),
+        rest_items: Node | None = None,
+        any_of: tuple[Node, ...] | None = None,
+        one_of: tuple[Node, ...] | None = None,
+        all_of: tuple[Node, ...] | None = None,
+        bounds: dict[str, int | float] | None = None,
+        pattern: str | None = None,
+        format: str | None = None,
+        unique_items: bool = False,
+        schema_uri: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        opaque: dict[str, Any] | None = None,
+        has_ref_below: bool | None = None,
+    ) -> None:
+        _blank(self, pointer, raw)
+        self.accepts_nothing = accepts_nothing
+        self.ref = ref
+        self.types = types
+        self.enum = enum
+        self.const = const
+        self.default = default
+        self.required = required
+        if bounds is not None:
+            self.bounds = bounds
+        self.pattern = pattern
+        self.format = format
+        self.unique_items = unique_items
+        self.schema_uri = schema_uri
+        if annotations is not None:
+            self.annotations = annotations
+        if opaque is not None:
+            self.opaque = opaque
+        self.properties = {} if properties is None else properties
+        self.additional_properties = additional_properties
+        self.unevaluated_properties = unevaluated_properties
+        self.prefix_items = prefix_items
+        self.rest_items = rest_items
+        self.any_of = any_of
+        self.one_of = one_of
+        self.all_of = all_of
+        self._has_ref_below = has_ref_below
+
+    def __repr__(self) -> str:
+        return f"Node(pointer={self.pointer!r})"
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            """Called only for an unset slot: parse the child schemas, once."""
+            lazy = self._lazy
+            if lazy is None or name not in _CHILD_FIELDS:
+                raise AttributeError(name)
+            self._lazy = None
+            _no_children(self)
+            lazy.parser.fill_children(self, self.raw, lazy.rel, lazy.depth)
+            return object.__getattribute__(self, name)
+
+    @property
+    def has_ref_below(self) -> bool:
+        """Whether a `$ref` may lie in this node or below it (conservative: the
+        raw subtree's encoding mentions `"$ref"`)."""
+        if self._has_ref_below is None:
+            encoded = encode(self.raw)
+            self._has_ref_below = encoded is None or b'"$ref"' in encoded
+        return self._has_ref_below
 
     @property
     def has_const(self) -> bool:
@@ -203,6 +428,8 @@ class Node:
 
 
 def _escape(token: str) -> str:
+    if "~" not in token and "/" not in token:
+        return token
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -219,6 +446,7 @@ class _Parser:
         self.count = 0
 
     def parse(self, raw: Any, rel: str, depth: int) -> Node:
+        """The node at `rel`: its scalar keywords and `$ref` now, children on demand."""
         pointer = self.base + rel
         if depth > self.limits.max_depth:
             raise ClassificationError(
@@ -233,162 +461,177 @@ class _Parser:
                 f"schema has more than {self.limits.max_nodes} nodes", pointer
             )
         if isinstance(raw, bool):
-            node = Node(pointer=pointer, raw=raw, accepts_nothing=not raw)
+            node = Node(pointer=pointer, raw=raw, accepts_nothing=not raw, has_ref_below=False)
             self.by_pointer[rel] = node
             return node
         if not isinstance(raw, dict):
             raise ClassificationError(
                 f"a schema is an object or a boolean, not {type(raw).__name__}", pointer
             )
-        node = Node(pointer=pointer, raw=raw)
+        node = _new_node(Node)
+        _blank(node, pointer, raw)
         self.by_pointer[rel] = node  # registered before descending: cycles end here
         self._fill(node, raw, rel, depth)
+        if node.ref is not None:
+            _check_ref_chain(node)
         return node
 
-    def _child(self, node: Node, raw: Any, rel: str, depth: int) -> Node:
-        child = self.parse(raw, rel, depth + 1)
-        if child.ref is not None or child.has_ref_below:
-            node.has_ref_below = True
-        return child
-
     def _fill(self, node: Node, raw: dict[str, Any], rel: str, depth: int) -> None:
+        """The node's own keywords, in one pass; child schemas are left for later."""
+        lazy = draft04 = False
         for key, value in raw.items():
-            if key in ANNOTATION_KEYWORDS:
+            kind = _KIND.get(key, _K_OPAQUE)
+            if kind == _K_SCALAR:
+                self._fill_scalar(node, key, value, rel)
+            elif kind == _K_ANNOTATION:
                 node.annotations[key] = value
-            elif key in _CONTAINERS:
+            elif kind == _K_BOUND:
+                if type(value) is int or (type(value) is float and math.isfinite(value)):
+                    node.bounds[key] = value
+                else:
+                    draft04 = self._fill_bound(node, key, value, raw, rel) or draft04
+            elif kind == _K_CHILD:
+                lazy = True
+                self._check_container(key, value, rel)
+            elif kind == _K_CONTAINER:
                 if not isinstance(value, dict):
                     raise ClassificationError(
                         f"'{key}' must be an object", f"{self.base}{rel}/{key}"
                     )
-            elif key not in _STRUCTURAL:
+            elif kind == _K_OPAQUE:
                 node.opaque[key] = value
+        if "additionalItems" in raw and not isinstance(raw.get("items"), list):
+            # Ignored by validators unless `items` is an array; keep it visible anyway.
+            node.opaque.setdefault("additionalItems", raw["additionalItems"])
+        if draft04:
+            for key, exclusive in _DRAFT04_EXCLUSIVE:
+                if raw.get(exclusive) is True:
+                    node.bounds.pop(key, None)
+        if lazy:
+            node._lazy = _Lazy(self, rel, depth)
+        else:
+            _no_children(node)
         if "$ref" in raw:
             node.ref = self._resolve(raw["$ref"], f"{rel}/$ref", depth)
-            node.has_ref_below = True
-        if "$schema" in raw:
-            node.schema_uri = str(raw["$schema"])
-        if "$id" in raw:
-            node.opaque["$id"] = raw["$id"]
-        self._fill_values(node, raw, rel)
-        self._fill_objects(node, raw, rel, depth)
-        self._fill_arrays(node, raw, rel, depth)
-        for key in ("anyOf", "oneOf", "allOf"):
-            if key in raw:
-                branches = raw[key]
-                if not isinstance(branches, list) or not branches:
-                    raise ClassificationError(
-                        f"'{key}' must be a non-empty array", f"{self.base}{rel}/{key}"
-                    )
-                parsed = tuple(
-                    self._child(node, b, f"{rel}/{key}/{i}", depth) for i, b in enumerate(branches)
-                )
-                setattr(
-                    node, {"anyOf": "any_of", "oneOf": "one_of", "allOf": "all_of"}[key], parsed
-                )
-        self._fill_bounds(node, raw, rel)
 
-    def _fill_values(self, node: Node, raw: dict[str, Any], rel: str) -> None:
-        if "type" in raw:
-            declared = raw["type"]
-            names = [declared] if isinstance(declared, str) else declared
+    def _fill_scalar(self, node: Node, key: str, value: Any, rel: str) -> None:
+        if key == "type":
+            single = _SINGLE_TYPES.get(value) if isinstance(value, str) else None
+            if single is not None:
+                node.types = single
+                return
+            names = [value] if isinstance(value, str) else value
             if not isinstance(names, list) or not all(
                 isinstance(n, str) and n in _JSON_TYPES for n in names
             ):
                 raise ClassificationError(
-                    f"'type' must name JSON types, got {declared!r}", f"{self.base}{rel}/type"
+                    f"'type' must name JSON types, got {value!r}", f"{self.base}{rel}/type"
                 )
             node.types = frozenset(names)
-        if "enum" in raw:
-            if not isinstance(raw["enum"], list):
+        elif key == "enum":
+            if not isinstance(value, list):
                 raise ClassificationError("'enum' must be an array", f"{self.base}{rel}/enum")
-            node.enum = tuple(raw["enum"])
-        if "const" in raw:
-            node.const = raw["const"]
-        if "default" in raw:
-            node.default = raw["default"]
-        if "pattern" in raw:
-            if not isinstance(raw["pattern"], str):
-                raise ClassificationError("'pattern' must be a string", f"{self.base}{rel}/pattern")
-            node.pattern = raw["pattern"]
-        if "format" in raw:
-            node.format = str(raw["format"])
-        if "uniqueItems" in raw:
-            node.unique_items = raw["uniqueItems"] is True
-
-    def _fill_objects(self, node: Node, raw: dict[str, Any], rel: str, depth: int) -> None:
-        if "properties" in raw:
-            props = raw["properties"]
-            if not isinstance(props, dict):
-                raise ClassificationError(
-                    "'properties' must be an object", f"{self.base}{rel}/properties"
-                )
-            node.properties = {
-                name: self._child(node, sub, f"{rel}/properties/{_escape(name)}", depth)
-                for name, sub in props.items()
-            }
-        if "required" in raw:
-            required = raw["required"]
-            if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            node.enum = tuple(value)
+        elif key == "const":
+            node.const = value
+        elif key == "default":
+            node.default = value
+        elif key == "required":
+            if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
                 raise ClassificationError(
                     "'required' must be an array of strings", f"{self.base}{rel}/required"
                 )
-            node.required = frozenset(required)
+            node.required = frozenset(value)
+        elif key == "pattern":
+            if not isinstance(value, str):
+                raise ClassificationError("'pattern' must be a string", f"{self.base}{rel}/pattern")
+            node.pattern = value
+        elif key == "format":
+            node.format = str(value)
+        elif key == "uniqueItems":
+            node.unique_items = value is True
+        elif key == "$schema":
+            node.schema_uri = str(value)
+        elif key == "$id":
+            node.opaque["$id"] = value
+
+    def _check_container(self, key: str, value: Any, rel: str) -> None:
+        """The shape of a keyword holding child schemas, checked before they are parsed."""
+        if key == "properties":
+            if not isinstance(value, dict):
+                raise ClassificationError(
+                    "'properties' must be an object", f"{self.base}{rel}/properties"
+                )
+        elif key in _UNIONS:
+            if not isinstance(value, list) or not value:
+                raise ClassificationError(
+                    f"'{key}' must be a non-empty array", f"{self.base}{rel}/{key}"
+                )
+        elif key == "prefixItems" and not isinstance(value, list):
+            raise ClassificationError(
+                "'prefixItems' must be an array", f"{self.base}{rel}/prefixItems"
+            )
+
+    def _child(self, raw: Any, rel: str, depth: int) -> Node:
+        return self.parse(raw, rel, depth + 1)
+
+    def fill_children(self, node: Node, raw: dict[str, Any], rel: str, depth: int) -> None:
+        """Parse the child schemas of `node` (called once, on first access)."""
+        child = self._child
+        props = raw.get("properties")
+        if props is not None:
+            node.properties = {
+                name: child(sub, f"{rel}/properties/{_escape(name)}", depth)
+                for name, sub in props.items()
+            }
         if "additionalProperties" in raw:
-            node.additional_properties = self._child(
-                node, raw["additionalProperties"], f"{rel}/additionalProperties", depth
+            node.additional_properties = child(
+                raw["additionalProperties"], f"{rel}/additionalProperties", depth
             )
         if "unevaluatedProperties" in raw:
-            node.unevaluated_properties = self._child(
-                node, raw["unevaluatedProperties"], f"{rel}/unevaluatedProperties", depth
+            node.unevaluated_properties = child(
+                raw["unevaluatedProperties"], f"{rel}/unevaluatedProperties", depth
             )
-
-    def _fill_arrays(self, node: Node, raw: dict[str, Any], rel: str, depth: int) -> None:
         items = raw.get("items", _MISSING)
         if "prefixItems" in raw:
-            prefix = raw["prefixItems"]
-            if not isinstance(prefix, list):
-                raise ClassificationError(
-                    "'prefixItems' must be an array", f"{self.base}{rel}/prefixItems"
-                )
             node.prefix_items = tuple(
-                self._child(node, s, f"{rel}/prefixItems/{i}", depth) for i, s in enumerate(prefix)
+                child(s, f"{rel}/prefixItems/{i}", depth) for i, s in enumerate(raw["prefixItems"])
             )
             if items is not _MISSING:
-                node.rest_items = self._child(node, items, f"{rel}/items", depth)
+                node.rest_items = child(items, f"{rel}/items", depth)
         elif isinstance(items, list):  # draft-07 tuple form
             node.prefix_items = tuple(
-                self._child(node, s, f"{rel}/items/{i}", depth) for i, s in enumerate(items)
+                child(s, f"{rel}/items/{i}", depth) for i, s in enumerate(items)
             )
             if "additionalItems" in raw:
-                node.rest_items = self._child(
-                    node, raw["additionalItems"], f"{rel}/additionalItems", depth
-                )
+                node.rest_items = child(raw["additionalItems"], f"{rel}/additionalItems", depth)
         elif items is not _MISSING:
-            node.rest_items = self._child(node, items, f"{rel}/items", depth)
-        if "additionalItems" in raw and not isinstance(items, list):
-            # Ignored by validators unless `items` is an array; keep it visible anyway.
-            node.opaque.setdefault("additionalItems", raw["additionalItems"])
+            node.rest_items = child(items, f"{rel}/items", depth)
+        if "anyOf" in raw:
+            node.any_of = tuple(
+                child(b, f"{rel}/anyOf/{i}", depth) for i, b in enumerate(raw["anyOf"])
+            )
+        if "oneOf" in raw:
+            node.one_of = tuple(
+                child(b, f"{rel}/oneOf/{i}", depth) for i, b in enumerate(raw["oneOf"])
+            )
+        if "allOf" in raw:
+            node.all_of = tuple(
+                child(b, f"{rel}/allOf/{i}", depth) for i, b in enumerate(raw["allOf"])
+            )
 
-    def _fill_bounds(self, node: Node, raw: dict[str, Any], rel: str) -> None:
-        for key in BOUND_KEYWORDS:
-            if key not in raw:
-                continue
-            value = raw[key]
-            if key.startswith("exclusive") and isinstance(value, bool):
-                # draft-04: a boolean that makes minimum/maximum exclusive
-                plain = "minimum" if key == "exclusiveMinimum" else "maximum"
-                if value and plain in raw:
-                    node.bounds[key] = raw[plain]
-                continue
-            if not is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
-                raise ClassificationError(
-                    f"'{key}' must be a finite number", f"{self.base}{rel}/{key}"
-                )
-            node.bounds[key] = value
-        for key in ("minimum", "maximum"):
-            exclusive = "exclusiveMinimum" if key == "minimum" else "exclusiveMaximum"
-            if raw.get(exclusive) is True:
-                node.bounds.pop(key, None)
+    def _fill_bound(self, node: Node, key: str, value: Any, raw: dict[str, Any], rel: str) -> bool:
+        """A bound that is not a plain finite number; True for a draft-04 boolean."""
+        if key.startswith("exclusive") and isinstance(value, bool):
+            # draft-04: a boolean that makes minimum/maximum exclusive
+            plain = "minimum" if key == "exclusiveMinimum" else "maximum"
+            if value and plain in raw:
+                node.bounds[key] = raw[plain]
+            return True
+        if not is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ClassificationError(f"'{key}' must be a finite number", f"{self.base}{rel}/{key}")
+        node.bounds[key] = value
+        return False
 
     def _resolve(self, ref: Any, at: str, depth: int) -> Node:
         pointer = self.base + at
@@ -416,20 +659,108 @@ class _Parser:
 
 
 def parse_schema(raw: Any, pointer: str, limits: Limits) -> Node:
-    """Parse the schema at `pointer` (e.g. `/inputSchema`) of a definition."""
+    """Parse the schema at `pointer` (e.g. `/inputSchema`) of a definition.
+
+    Only the root is parsed here; child schemas are parsed when first read.
+    The nesting of the document itself (not counting `$ref` hops, which are
+    counted as they are followed) is checked up front so that no deep raw
+    subtree reaches a report.
+    """
+    _check_nesting(raw, pointer, limits.max_depth)
     parser = _Parser(raw, pointer, limits)
-    root = parser.parse(raw, "", 0)
-    _check_ref_loops(parser.by_pointer.values())
-    return root
+    return parser.parse(raw, "", 0)
 
 
-def _check_ref_loops(nodes: Any) -> None:
+def _check_ref_chain(start: Node) -> None:
     """A `$ref` chain that never reaches a schema (`A -> B -> A`) is refused."""
-    for start in nodes:
-        seen: set[int] = set()
-        node: Node | None = start
-        while node is not None and node.is_ref_only():
-            if id(node) in seen:
-                raise ClassificationError("$ref cycle that never reaches a schema", start.pointer)
-            seen.add(id(node))
-            node = node.ref
+    seen: set[int] = set()
+    node: Node | None = start
+    while node is not None and node.ref is not None and node.is_ref_only():
+        if id(node) in seen:
+            raise ClassificationError("$ref cycle that never reaches a schema", start.pointer)
+        seen.add(id(node))
+        node = node.ref
+
+
+class _TooDeep(Exception):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: list[str] = []
+        self.at: str | None = None  # set once unwinding crosses a `$ref` hop
+
+
+def _check_nesting(raw: Any, base: str, limit: int) -> None:
+    """Refuse a document whose schemas nest deeper than `limit`, counting the
+    hops into `$defs`/`definitions` (other local targets are walked in place)."""
+    if type(raw) is not dict:
+        return
+    try:
+        _Nesting(raw, limit).walk(raw, 0)
+    except _TooDeep as exc:
+        pointer = (exc.at or "") + "".join("/" + t for t in reversed(exc.tokens))
+        raise ClassificationError(
+            f"schema nested deeper than {limit} levels", base + pointer
+        ) from None
+
+
+class _Nesting:
+    def __init__(self, document: dict[str, Any], limit: int) -> None:
+        self.document = document
+        self.limit = limit
+        self.entered: set[str] = set()
+
+    def walk(self, raw: dict[str, Any], depth: int) -> None:
+        if depth > self.limit:
+            raise _TooDeep
+        below = depth + 1
+        for key, value in raw.items():
+            if key == "$ref":
+                self._hop(value, below)
+                continue
+            if key not in _CHILD_KEYWORDS:
+                continue
+            token = key
+            try:
+                if key == "properties":
+                    if isinstance(value, dict):
+                        for name, sub in value.items():
+                            if type(sub) is dict:
+                                token = f"properties/{_escape(name)}"
+                                self.walk(sub, below)
+                elif isinstance(value, list):
+                    for i, sub in enumerate(value):
+                        if type(sub) is dict:
+                            token = f"{key}/{i}"
+                            self.walk(sub, below)
+                elif type(value) is dict:
+                    self.walk(value, below)
+            except _TooDeep as exc:
+                if exc.at is None:
+                    exc.tokens.append(token)
+                raise
+
+    def _hop(self, ref: Any, depth: int) -> None:
+        """Follow a `$ref` into a definitions container, once per target."""
+        if not isinstance(ref, str) or ref in self.entered:
+            return
+        tokens = ref[2:].split("/") if ref.startswith("#/") else []
+        if not tokens or tokens[0] not in _CONTAINERS:
+            return
+        self.entered.add(ref)
+        target: Any = self.document
+        for raw_token in tokens:
+            token = _unescape(raw_token.replace("%25", "%"))
+            if isinstance(target, dict) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                return  # reported by the parser if it is ever reached
+        if type(target) is not dict:
+            return
+        try:
+            self.walk(target, depth)
+        except _TooDeep as exc:
+            if exc.at is None:
+                exc.at = "/" + "/".join(_escape(_unescape(t)) for t in tokens)
+            raise

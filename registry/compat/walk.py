@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from registry.compat.kinds import Kind, Side
-from registry.compat.schema import Node
-from registry.compat.shape import json_equal
+from registry.compat.schema import Node, encode
 
 __all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
 
@@ -90,12 +89,18 @@ class Walk:
         if key in self.seen:
             return
         self.seen.add(key)
-        if (
-            not old_node.has_ref_below
-            and not new_node.has_ref_below
-            and json_equal(old_node.raw, new_node.raw)
-        ):
-            return
+        if old_node.raw is new_node.raw:
+            if not old_node.has_ref_below:
+                return
+        else:
+            # Equal subtrees without a `$ref` below are skipped unparsed.
+            old_code = encode(old_node.raw)
+            if (
+                old_code is not None
+                and b'"$ref"' not in old_code
+                and old_code == encode(new_node.raw)
+            ):
+                return
         for rule in self.rules:
             rule(self, old_node, new_node, pointer, route)
 
