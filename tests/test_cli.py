@@ -17,20 +17,9 @@ from registry.canonical import digest
 from registry.cli import VERBS, main
 from registry.compat import classify
 from registry.documents import MAX_DOCUMENT_DEPTH, parse_document
+from tests.fixtures.seeds import DB_QUERY_V3
 
-OLD = {
-    "name": "db.query",
-    "description": "Run a SQL query.",
-    "inputSchema": {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string"},
-            "timeout_ms": {"type": "integer", "default": 30000},
-            "mode": {"type": "string", "enum": ["read", "write"]},
-        },
-        "required": ["query"],
-    },
-}
+OLD = DB_QUERY_V3
 BREAKING_YAML = """\
 name: db.query
 description: Run a read-only SQL query.
