@@ -327,6 +327,8 @@ def _detail(error: ValidationError) -> dict[str, Any]:
 
 
 def _validation_failure(validator: Validator, instance: Any) -> tuple[str, list[dict[str, Any]]]:
+    if not isinstance(instance, dict):
+        return "arguments must be an object", []
     errors = list(validator.iter_errors(instance))
     best = best_match(errors)
     located = f" at {_pointer(best.absolute_path)}" if best.absolute_path else ""
@@ -439,10 +441,7 @@ class Gate:
         current = tool.current.version
         if isinstance(arguments, dict) and tool.strict.is_valid(arguments):
             return self._finish(Decision(True, tool.name, current, arguments), _NOTHING, current)
-        if isinstance(arguments, dict):
-            message, errors = _validation_failure(tool.strict, arguments)
-        else:
-            message, errors = "arguments must be an object", []
+        message, errors = _validation_failure(tool.strict, arguments)
         data = _version_data(tool, None, relist=True)
         data["errors"] = errors
         return self._finish(
@@ -563,10 +562,7 @@ class Gate:
         self, tool: _Tool, served: _Served, arguments: Any, declared: Declared, version: int
     ) -> Decision:
         current = tool.current.version
-        if isinstance(arguments, dict):
-            message, errors = _validation_failure(served.validator, arguments)
-        else:
-            message, errors = "arguments must be an object", []
+        message, errors = _validation_failure(served.validator, arguments)
         data = _version_data(tool, version, relist=False)
         data["errors"] = errors
         return self._finish(
