@@ -4,12 +4,10 @@ of `items` with `additionalItems`), compared position by position.
 
 from __future__ import annotations
 
-from registry.compat.schema import Node
+from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import Route, Step, Walk
 
 __all__ = ["RULES"]
-
-_ANYTHING = Node(pointer="", raw=True)
 
 
 def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -29,11 +27,11 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         old_item = old.prefix_items[i] if i < len(old.prefix_items) else old.rest_items
         new_item = new.prefix_items[i] if i < len(new.prefix_items) else new.rest_items
         at = new_item.pointer if i < len(new.prefix_items) and new_item else f"{pointer}/items"
-        walk.compare(old_item or _ANYTHING, new_item or _ANYTHING, at, (*route, Step("item", i)))
+        walk.compare(old_item or ANYTHING, new_item or ANYTHING, at, (*route, Step("item", i)))
     if old.rest_items is not None or new.rest_items is not None:
         walk.compare(
-            old.rest_items or _ANYTHING,
-            new.rest_items or _ANYTHING,
+            old.rest_items or ANYTHING,
+            new.rest_items or ANYTHING,
             f"{pointer}/items",
             (*route, Step("item", positions)),
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.kinds import Kind
-from registry.compat.schema import Node
+from registry.compat.schema import ANYTHING, Node
 from registry.compat.shape import json_key, shape
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, arguments_pointer, deref
 
@@ -29,11 +29,15 @@ def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
 
-def _renames(old: Node, new: Node, removed: list[str], added: list[str]) -> dict[str, str]:
+def _renames(old: Node, new: Node) -> dict[str, str]:
     """Pair each removed property with the one added property of the same shape.
 
     Ambiguous pairs (several candidates on either side) are not renames.
     """
+    removed = [n for n in old.properties if n not in new.properties]
+    added = [n for n in new.properties if n not in old.properties]
+    if not removed or not added:
+        return {}
     old_shapes = {name: shape(deref(old.properties[name])) for name in removed}
     new_shapes = {name: shape(deref(new.properties[name])) for name in added}
     pairs: dict[str, str] = {}
@@ -47,7 +51,18 @@ def _renames(old: Node, new: Node, removed: list[str], added: list[str]) -> dict
     return pairs
 
 
-def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+def object_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """Properties, then `required`, sharing one rename pairing."""
+    if not _both_objects(old, new):
+        return
+    renames = _renames(old, new)
+    properties_changed(walk, old, new, pointer, route, renames)
+    required_changed(walk, old, new, pointer, route, renames)
+
+
+def properties_changed(
+    walk: Walk, old: Node, new: Node, pointer: str, route: Route, renames: dict[str, str]
+) -> None:
     """`property-removed`, `property-added`, `property-renamed`, then each
     common property compared in depth.
 
@@ -56,11 +71,8 @@ def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     `{"op": "rename", "from": "/timeout_ms", "to": "/timeout"}`; removing
     `mode` alone is property-removed even under `additionalProperties: true`.
     """
-    if not _both_objects(old, new):
-        return
     removed = [n for n in old.properties if n not in new.properties]
     added = [n for n in new.properties if n not in old.properties]
-    renames = _renames(old, new, removed, added) if removed and added else {}
     renamed_to = set(renames.values())
     for name in removed:
         at = f"{pointer}/properties/{_escape(name)}"
@@ -126,9 +138,6 @@ def properties_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
             )
 
 
-_ANY = Node(pointer="", raw=True)
-
-
 def _unlisted_schema(old: Node, name: str) -> Node | None:
     """What old said of a property it did not list, where callers relied on it:
     the map schema (`additionalProperties` as a schema), or anything at all
@@ -137,7 +146,7 @@ def _unlisted_schema(old: Node, name: str) -> Node | None:
     extra = old.additional_properties
     if extra is not None and extra.raw is not True:
         return None if extra.accepts_nothing else extra
-    return _ANY if name in old.required else None
+    return ANYTHING if name in old.required else None
 
 
 def _default_changed(
@@ -181,16 +190,16 @@ def _default_changed(
     walk.emit(Finding(kind, f"{at}/default", new_name, old_value, new_value, route, leaf, op))
 
 
-def required_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+def required_changed(
+    walk: Walk, old: Node, new: Node, pointer: str, route: Route, renames: dict[str, str]
+) -> None:
     """`required-added`, `required-removed`.
 
     Example: `{"required": ["query"]}` -> `{"required": ["query",
     "filters"]}` is required-added for `filters` (an old call without it is
     refused); suggested op: fill it with a value the new version accepts.
     """
-    if not _both_objects(old, new):
-        return
-    renamed_from = _renamed_sources(old, new)
+    renamed_from = {new_name: old_name for old_name, new_name in renames.items()}
     for name in sorted(new.required - old.required):
         source = renamed_from.get(name)
         if source is not None and source in old.required:
@@ -210,18 +219,10 @@ def required_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
                 op,
             )
         )
-    renamed_to = {v: k for k, v in renamed_from.items()}
     for name in sorted(old.required - new.required):
-        if name in renamed_to and renamed_to[name] in new.required:
+        if name in renames and renames[name] in new.required:
             continue
         walk.emit(Finding(Kind.REQUIRED_REMOVED, f"{pointer}/required", name, name, None))
-
-
-def _renamed_sources(old: Node, new: Node) -> dict[str, str]:
-    removed = [n for n in old.properties if n not in new.properties]
-    added = [n for n in new.properties if n not in old.properties]
-    pairs = _renames(old, new, removed, added) if removed and added else {}
-    return {new_name: old_name for old_name, new_name in pairs.items()}
 
 
 def _fill_value(node: Node | None) -> Any:
@@ -296,4 +297,4 @@ def _raw(node: Node) -> Any:
     return node.raw
 
 
-RULES = (properties_changed, required_changed, content_model_changed)
+RULES = (object_changed, content_model_changed)

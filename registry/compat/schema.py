@@ -31,6 +31,7 @@ from registry.compat.report import ClassificationError
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
+    "ANYTHING",
     "BOUND_KEYWORDS",
     "Limits",
     "Node",
@@ -656,6 +657,10 @@ class _Parser:
             else:
                 raise ClassificationError(f"$ref to missing target {ref}", pointer)
         return self.parse(target, rel, depth + 1)
+
+
+# The `true` schema, standing in where a side says nothing about a position.
+ANYTHING = Node(pointer="", raw=True)
 
 
 def parse_schema(raw: Any, pointer: str, limits: Limits) -> Node:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.compat.schema import Node
+from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import Leaf, Route, deref
 
 __all__ = ["build", "instance_of"]
@@ -198,14 +198,14 @@ def _build(node: Node, route: list[Any], leaf: Leaf, depth: int) -> Any:
             base = {}
         child = node.properties.get(str(step.key)) if step.via == "prop" else None
         if child is None:
-            child = node.additional_properties or Node(pointer="", raw=True)
+            child = node.additional_properties or ANYTHING
         base[str(step.key)] = _build(deref(child), rest, leaf, depth + 1)
         return base
     if step.via == "item":
         index = int(step.key)
         items = base if isinstance(base, list) else []
         child = node.prefix_items[index] if index < len(node.prefix_items) else node.rest_items
-        child = child or Node(pointer="", raw=True)
+        child = child or ANYTHING
         while len(items) < index:
             position = len(items)
             filler = (
