@@ -4,6 +4,8 @@
     toolset.digest                         # "sha256:..." (the HTTP ETag, unquoted)
     toolset.tool("db.query").current       # 4
     toolset.alias("search_v1").target      # "search"
+    toolset = await Toolset.sync(url, "billing", cache=path)   # boot sync (registry.sdk.sync)
+    watcher = toolset.watch(on_change)     # a started ToolsetWatcher; watcher.current
 
 The payload is the answer of `GET /v1/namespaces/{ns}/toolset`; its schema is
 `schemas/toolset.schema.json`. A `Toolset` is an immutable snapshot: a toolset
@@ -15,12 +17,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from registry.canonical import DigestError, canonical_json, digest
 from registry.compat.converters import ConverterError, Op, Rename, parse_pointer
+
+if TYPE_CHECKING:
+    import os
+
+    import httpx
+
+    from registry.sdk.sync import Backoff, OnChange, SyncSource, ToolsetWatcher
 
 __all__ = [
     "AliasContract",
@@ -146,7 +155,7 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
 class Toolset:
     """An immutable, digest-verified snapshot of one namespace's toolset."""
 
-    __slots__ = ("_aliases", "_payload", "_raw", "_tools")
+    __slots__ = ("_aliases", "_origin", "_payload", "_raw", "_tools")
 
     def __init__(self, payload: ToolsetPayload, raw: bytes) -> None:
         """Use `from_json` / `from_payload`: they verify the digest."""
@@ -156,6 +165,8 @@ class Toolset:
         self._aliases: Mapping[str, AliasEntry] = MappingProxyType(
             {a.name: a for a in payload.aliases}
         )
+        # set by Toolset.sync / the watcher: where this snapshot came from
+        self._origin: SyncSource | None = None
 
     @classmethod
     def from_json(cls, data: bytes) -> Toolset:
@@ -192,6 +203,65 @@ class Toolset:
             raise ToolsetError(f"invalid toolset payload: {exc}") from exc
         _check_consistency(payload)
         return cls(payload, data)
+
+    @classmethod
+    async def sync(
+        cls,
+        url: str,
+        namespace: str,
+        *,
+        cache: str | os.PathLike[str] | None = None,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        client: httpx.AsyncClient | None = None,
+        backoff: Backoff | None = None,
+    ) -> Toolset:
+        """Boot sync from the registry at `url`, falling back to a digest-checked
+        `cache` on an outage; `SyncError` otherwise. See `registry.sdk.sync`."""
+        from registry.sdk.sync import sync_toolset
+
+        return await sync_toolset(
+            url,
+            namespace,
+            cache=cache,
+            token=token,
+            timeout=timeout,
+            retries=retries,
+            client=client,
+            backoff=backoff,
+            toolset_class=cls,
+        )
+
+    def watch(
+        self,
+        on_change: OnChange | None = None,
+        *,
+        url: str | None = None,
+        token: str | None = None,
+        cache: str | os.PathLike[str] | None = None,
+        wait: int = 30,
+        timeout: float | None = None,
+        client: httpx.AsyncClient | None = None,
+        backoff: Backoff | None = None,
+        min_interval: float = 1.0,
+    ) -> ToolsetWatcher:
+        """A started `ToolsetWatcher` keeping this namespace current (needs a running
+        event loop); url, token and cache default to those of `Toolset.sync`."""
+        from registry.sdk.sync import watch_toolset
+
+        return watch_toolset(
+            self,
+            on_change,
+            url=url,
+            token=token,
+            cache=cache,
+            wait=wait,
+            timeout=timeout,
+            client=client,
+            backoff=backoff,
+            min_interval=min_interval,
+        )
 
     @property
     def digest(self) -> str:

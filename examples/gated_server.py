@@ -1,0 +1,168 @@
+"""A runnable MCP server whose tools/call is gated by a registry toolset.
+
+    # the toolset of a namespace, synced from a registry at boot and kept current
+    REGISTRY_URL=http://127.0.0.1:8080 REGISTRY_TOKEN=... python examples/gated_server.py
+    # a toolset payload saved to a file (`registry sync billing > billing.json`)
+    python examples/gated_server.py --toolset billing.json
+    # seed 000 built in: db.query v4 current, v3 retired
+    python examples/gated_server.py --demo
+    # streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio
+    python examples/gated_server.py --demo --http 8765
+
+Environment: `REGISTRY_URL`, `REGISTRY_TOKEN`, `REGISTRY_NAMESPACE` (default
+`billing`), `REGISTRY_CACHE` (the toolset cache file; default
+`.registry-cache/<namespace>.toolset.json`). With a registry, the server boots
+from the cache when the registry is down, and a publish reaches it through the
+watcher: connected clients get `notifications/tools/list_changed`.
+
+The toy handlers answer with the arguments they received, exactly as the gate
+passed them (converted along the route for older contracts and aliases).
+Logs go to stderr: on stdio, stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import structlog
+from mcp.server import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+from registry.canonical import digest
+from registry.sdk import Toolset, ToolsetError, payload_digest
+from registry.sdk.mcp_adapter import ToolsetSource, gate_server
+
+DB_QUERY_V3: dict[str, Any] = {
+    "name": "db.query",
+    "description": "Run a SQL query.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "timeout_ms": {"type": "integer", "default": 30000},
+            "mode": {"type": "string", "enum": ["read", "write"]},
+        },
+        "required": ["query"],
+    },
+}
+
+DB_QUERY_V4: dict[str, Any] = {
+    "name": "db.query",
+    "description": "Run a SQL query.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "timeout": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["read"]},
+        },
+        "required": ["query"],
+        "additionalProperties": True,
+    },
+}
+
+
+def demo_toolset(namespace: str) -> Toolset:
+    """Seed 000 after the cutover: db.query v4 current, v3 retired."""
+    tool = {
+        "name": "db.query",
+        "current": 4,
+        "versions": [
+            {
+                "version": 4,
+                "digest": digest(DB_QUERY_V4),
+                "state": "active",
+                "sunset": None,
+                "definition": DB_QUERY_V4,
+                "route": [],
+            }
+        ],
+        "retired": [{"version": 3, "digest": digest(DB_QUERY_V3)}],
+    }
+    body: dict[str, Any] = {"namespace": namespace, "tools": [tool], "aliases": []}
+    return Toolset.from_payload({**body, "digest": payload_digest(body)})
+
+
+async def db_query(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A toy db.query: no database, it shows what it would run."""
+    return {"rows": [], "received": arguments}
+
+
+async def echo(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"received": arguments}
+
+
+HANDLERS = {"db.query": db_query, "search": echo}
+
+
+async def registry_source(url: str, namespace: str) -> ToolsetSource:
+    """Boot sync (falling back to the cache) and a started watcher."""
+    from registry.sdk.sync import ToolsetWatcher, sync_toolset
+
+    token = os.environ.get("REGISTRY_TOKEN") or None
+    cache = Path(os.environ.get("REGISTRY_CACHE") or f".registry-cache/{namespace}.toolset.json")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    toolset = await sync_toolset(url, namespace, cache=cache, token=token)
+    return ToolsetWatcher(url, namespace, toolset, token=token, cache=cache).start()
+
+
+async def serve(args: argparse.Namespace) -> None:
+    namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
+    source: Toolset | ToolsetSource
+    try:
+        if args.toolset is not None:
+            source = Toolset.from_json(Path(args.toolset).read_bytes())
+        elif args.demo:
+            source = demo_toolset(namespace)
+        elif os.environ.get("REGISTRY_URL"):
+            source = await registry_source(os.environ["REGISTRY_URL"], namespace)
+        else:
+            raise SystemExit("gated_server: give --toolset FILE, --demo, or set REGISTRY_URL")
+    except (OSError, ToolsetError) as exc:  # SyncError is a ToolsetError
+        raise SystemExit(f"gated_server: no toolset to serve: {exc}") from exc
+
+    server: Server[Any] = Server(f"{namespace}-gated", version="0.1.0")
+    # the gate follows a watcher source by itself: every swap is announced
+    gate_server(server, source, handlers=HANDLERS)
+
+    if args.http is None:
+        async with stdio_server() as (read_stream, write_stream):
+            options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+            await server.run(read_stream, write_stream, options)
+        return
+
+    import uvicorn
+
+    app = server.streamable_http_app(host=args.host)
+    config = uvicorn.Config(app, host=args.host, port=args.http, log_config=None)
+    await uvicorn.Server(config).serve()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--toolset", metavar="FILE", help="a toolset payload (JSON)")
+    given.add_argument("--demo", action="store_true", help="the built-in seed 000 toolset")
+    parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+    asyncio.run(serve(args))
+
+
+if __name__ == "__main__":
+    main()

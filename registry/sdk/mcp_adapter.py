@@ -1,0 +1,657 @@
+"""Adapters for the official `mcp` Python SDK (2.x): gate a server in a few lines.
+
+Needs the `[mcp]` extra (`pip install 'mcp-tool-registry[mcp]'`); `registry.sdk`
+itself never imports `mcp`.
+
+Low-level server, one async handler per tool (it receives exactly the gated,
+converted arguments):
+
+    server = Server("billing")
+    gated = gate_server(server, toolset, handlers={"db.query": run_query})
+
+High-level server: the gate runs on the raw arguments and `_meta`, before the
+framework binds, coerces or fills anything; accepted calls continue into the
+framework with the converted arguments (and an alias resolved to its target):
+
+    app = MCPServer("billing")
+
+    @app.tool(name="db.query")
+    def db_query(query: str, mode: str = "read") -> dict: ...
+
+    gated = gate_mcpserver(app, toolset)
+
+`source` is a `Toolset` or anything with a `.current` Toolset property (the sync
+watcher): every request reads `source.current`, so a swap takes effect on the
+next call; a call in flight finishes on the snapshot it started with.
+A source with a `subscribe(callback)` method (the sync watcher) is followed:
+each swap it reports is announced to connected clients at once. For other
+sources hand `gated.on_change` to whatever learns of a change, or run
+`gated.watch(interval)`.
+
+What the adapter does to the server:
+
+* `tools/list` answers from the toolset: every tool's current definition, by
+  name, `page_size` per page, every page of one listing from the same snapshot
+  (the cursor names it). Each tool's `_meta` carries `schemaVersion` ("v4") and
+  `schemaHash` (its digest). Aliases are not listed: an alias exists so that
+  clients holding an old listing keep working under the contract they hold; a
+  fresh listing leads to the current tool. Listing `search_v1` would advertise
+  a retired contract anew (seed 000: a capability you advertised is a promise
+  you keep or revoke) under a definition whose digest no registered version
+  has. Alias calls are still gated and converted (seed 002).
+* `tools/call` runs `Gate.check` on the raw request `arguments` and `_meta`; a
+  refusal is a JSON-RPC error with the gate's code, message and data (raised as
+  `MCPError`, which the SDK never turns into an `isError` result), an
+  acceptance reaches the handler with exactly `decision.arguments`.
+* On 2026-07-28 sessions `ttlMs` is the watch interval (`source.wait_seconds`)
+  or the `ttl_ms` given, whichever is shorter (0 when neither is known).
+* `list_changed=True` declares `tools.listChanged` in handshake-era
+  `initialize` results and sends `notifications/tools/list_changed` to those
+  sessions when the toolset changes; 2026-07-28 sessions hear it on their
+  `subscriptions/listen` streams (a `ListenHandler` is installed if the server
+  serves none).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import copy
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import anyio
+import structlog
+from mcp import types
+from mcp.server import MCPServer, Server
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import HandlerEntry
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    SubscriptionBus,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from registry.sdk.gate import Decision, Gate, OnDecision
+from registry.sdk.toolset import Toolset, ToolsetError
+
+__all__ = [
+    "GatedTools",
+    "ToolHandler",
+    "ToolsetSource",
+    "gate_mcpserver",
+    "gate_server",
+]
+
+_log = structlog.get_logger("registry.sdk.mcp")
+
+ToolHandler = Callable[[dict[str, Any]], Awaitable[Any]]
+"""`async (arguments) -> result`: `arguments` are exactly the gate's
+`decision.arguments`. The result may be a `CallToolResult`, a dict (structured
+content, also sent as JSON text), a string, a list of content blocks or None."""
+
+_Dispatch = Callable[
+    [ServerRequestContext[Any, Any], types.CallToolRequestParams, Decision],
+    Awaitable[HandlerResult],
+]
+
+_KEEP_SNAPSHOTS = 8
+"""Snapshots kept for cursors of listings started before a swap."""
+
+
+@runtime_checkable
+class ToolsetSource(Protocol):
+    """Anything that holds the latest toolset (the sync watcher, a test double)."""
+
+    @property
+    def current(self) -> Toolset: ...
+
+
+class _Static:
+    """The source of a toolset given as is; `GatedTools.update(new)` swaps it."""
+
+    __slots__ = ("current",)
+
+    def __init__(self, toolset: Toolset) -> None:
+        self.current = toolset
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    toolset: Toolset
+    gate: Gate
+    listed: tuple[types.Tool, ...]
+    schemas: Mapping[str, dict[str, Any]]
+
+
+def _listed_tools(toolset: Toolset) -> tuple[types.Tool, ...]:
+    tools = []
+    for entry in sorted(toolset.tools, key=lambda t: t.name):
+        current = entry.current_version
+        definition = copy.deepcopy(current.definition)
+        meta = definition.get("_meta")
+        definition["_meta"] = {
+            **(meta if isinstance(meta, dict) else {}),
+            "schemaVersion": f"v{current.version}",
+            "schemaHash": current.digest,
+        }
+        try:
+            tools.append(types.Tool.model_validate(definition))
+        except ValidationError as exc:
+            raise ToolsetError(
+                f"{entry.name} v{current.version} is not a Tool the mcp SDK can list: {exc}"
+            ) from exc
+    return tuple(tools)
+
+
+def _input_schemas(toolset: Toolset) -> dict[str, dict[str, Any]]:
+    schemas = {
+        t.name: t.current_version.definition.get("inputSchema", {"type": "object"})
+        for t in toolset.tools
+    }
+    for alias in toolset.aliases:
+        schemas[alias.name] = alias.definition.get("inputSchema", {"type": "object"})
+    return schemas
+
+
+def _encode_cursor(digest: str, offset: int) -> str:
+    raw = json.dumps({"d": digest, "o": offset}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[str, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        body = json.loads(raw)
+        digest, offset = body["d"], body["o"]
+    except (binascii.Error, ValueError, TypeError, KeyError) as exc:
+        raise MCPError(
+            types.INVALID_PARAMS, "Invalid cursor", {"reason": "invalid_cursor"}
+        ) from exc
+    if not isinstance(digest, str) or not isinstance(offset, int) or offset < 0:
+        raise MCPError(types.INVALID_PARAMS, "Invalid cursor", {"reason": "invalid_cursor"})
+    return digest, offset
+
+
+_CONTENT = (
+    types.TextContent,
+    types.ImageContent,
+    types.AudioContent,
+    types.ResourceLink,
+    types.EmbeddedResource,
+)
+
+
+def _as_result(value: Any) -> HandlerResult:
+    """A tool handler's return value as a `tools/call` result."""
+    if isinstance(value, types.CallToolResult | types.InputRequiredResult):
+        return value
+    if value is None:
+        return types.CallToolResult(content=[])
+    if isinstance(value, str):
+        return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+    if isinstance(value, dict):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=value
+        )
+    if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
+        return types.CallToolResult(content=value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+class GatedTools:
+    """The gate as an MCP server sees it: snapshot, listing, call gating, change
+    notifications. Made and installed by `gate_server` / `gate_mcpserver`."""
+
+    def __init__(
+        self,
+        source: Toolset | ToolsetSource,
+        *,
+        ttl_ms: int | None = None,
+        page_size: int = 100,
+        cache_scope: Literal["public", "private"] = "private",
+        list_changed: bool = True,
+        on_decision: OnDecision | None = None,
+    ) -> None:
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if ttl_ms is not None and ttl_ms < 0:
+            raise ValueError("ttl_ms must be >= 0")
+        self._source: ToolsetSource = _Static(source) if isinstance(source, Toolset) else source
+        self._page_size = page_size
+        self._cache_scope: Literal["public", "private"] = cache_scope
+        self._list_changed = list_changed
+        self._on_decision = on_decision
+        self._ttl_ms = self._resolve_ttl(ttl_ms)
+        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        self._sessions: dict[object, ServerSession] = {}
+        self._bus: SubscriptionBus | None = None
+        self._tasks: set[asyncio.Task[bool]] = set()
+        self._handlers: Mapping[str, ToolHandler] | None = None
+        self._snapshot = self._compile(self._source.current)  # a bad boot toolset raises
+        self._announced = self._snapshot.toolset.digest
+        # a source with change callbacks (the sync watcher) announces swaps itself
+        subscribe = getattr(self._source, "subscribe", None)
+        self._unsubscribe: Callable[[], None] | None = (
+            subscribe(self.on_change) if callable(subscribe) else None
+        )
+
+    # ------------------------------------------------------------ snapshot
+
+    def _resolve_ttl(self, ttl_ms: int | None) -> int:
+        wait = getattr(self._source, "wait_seconds", None)
+        interval = (
+            int(wait * 1000)
+            if isinstance(wait, int | float) and not isinstance(wait, bool)
+            else None
+        )
+        if interval is None:
+            return ttl_ms if ttl_ms is not None else 0
+        return interval if ttl_ms is None else min(ttl_ms, interval)
+
+    def _compile(self, toolset: Toolset) -> _Snapshot:
+        snapshot = _Snapshot(
+            toolset,
+            Gate(toolset, on_decision=self._on_decision),
+            _listed_tools(toolset),
+            _input_schemas(toolset),
+        )
+        self._remember(snapshot)
+        if self._handlers is not None:
+            self._check_handlers(toolset)
+        return snapshot
+
+    def _remember(self, snapshot: _Snapshot) -> None:
+        self._snapshots[snapshot.toolset.digest] = snapshot
+        self._snapshots.move_to_end(snapshot.toolset.digest)
+        while len(self._snapshots) > _KEEP_SNAPSHOTS:
+            self._snapshots.popitem(last=False)
+
+    def _check_handlers(self, toolset: Toolset) -> None:
+        assert self._handlers is not None
+        names = {t.name for t in toolset.tools}
+        missing = sorted(names - set(self._handlers))
+        if missing:
+            _log.warning("mcp.gate.handlers_missing", namespace=toolset.namespace, tools=missing)
+        unused = sorted(set(self._handlers) - names)
+        if unused:
+            _log.info("mcp.gate.handlers_not_in_toolset", namespace=toolset.namespace, tools=unused)
+
+    @property
+    def snapshot(self) -> _Snapshot:
+        """The snapshot of `source.current`, compiled once per toolset swap.
+        A new toolset that does not compile is logged, and the last good one kept."""
+        current = self._source.current
+        snapshot = self._snapshot
+        if current is snapshot.toolset:
+            return snapshot
+        known = self._snapshots.get(current.digest)
+        if known is not None:
+            snapshot = replace(known, toolset=current)
+        else:
+            try:
+                snapshot = self._compile(current)
+            except ToolsetError as exc:
+                _log.error(
+                    "mcp.gate.toolset_rejected",
+                    digest=current.digest,
+                    serving=snapshot.toolset.digest,
+                    error=str(exc),
+                )
+                return snapshot
+        self._snapshot = snapshot
+        return snapshot
+
+    @property
+    def toolset(self) -> Toolset:
+        return self.snapshot.toolset
+
+    @property
+    def gate(self) -> Gate:
+        return self.snapshot.gate
+
+    @property
+    def ttl_ms(self) -> int:
+        """`ttlMs` of `tools/list` results on 2026-07-28 sessions."""
+        return self._ttl_ms
+
+    def check(self, name: str, arguments: Any, meta: Mapping[str, Any] | None = None) -> Decision:
+        """`Gate.check` on the current snapshot."""
+        return self.gate.check(name, arguments, meta)
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema a call of `name` is checked against (for the SDK's
+        `Mcp-Param-*` header validation): current for a tool, the contract for an alias."""
+        return self.snapshot.schemas.get(name)
+
+    # ------------------------------------------------------------ tools/list
+
+    def list_tools(
+        self, cursor: str | None = None, *, protocol_version: str | None = None
+    ) -> types.ListToolsResult:
+        """One page of the listing; a cursor continues the snapshot it came from."""
+        if cursor is None:
+            snapshot, offset = self.snapshot, 0
+        else:
+            digest, offset = _decode_cursor(cursor)
+            found = self._snapshots.get(digest)
+            if found is None:
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    "Invalid cursor: the toolset it pages through is no longer held; "
+                    "re-issue tools/list without a cursor",
+                    {"reason": "cursor_expired", "action": "relist"},
+                )
+            snapshot = found
+        page = snapshot.listed[offset : offset + self._page_size]
+        end = offset + len(page)
+        next_cursor = (
+            _encode_cursor(snapshot.toolset.digest, end) if end < len(snapshot.listed) else None
+        )
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return types.ListToolsResult(
+                tools=list(page),
+                next_cursor=next_cursor,
+                ttl_ms=self._ttl_ms,
+                cache_scope=self._cache_scope,
+            )
+        return types.ListToolsResult(tools=list(page), next_cursor=next_cursor)
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        return self.list_tools(cursor, protocol_version=ctx.protocol_version)
+
+    # ------------------------------------------------------------ tools/call
+
+    def _decide(self, ctx: ServerRequestContext[Any, Any], name: str) -> Decision:
+        raw = ctx.params if isinstance(ctx.params, Mapping) else {}
+        meta = raw.get("_meta")
+        decision = self.gate.check(
+            name, raw.get("arguments"), meta if isinstance(meta, Mapping) else None
+        )
+        if not decision.accepted:
+            error = decision.error
+            assert error is not None
+            raise MCPError(error.code, error.message, error.data)
+        return decision
+
+    def _dispatch_to_handlers(self, handlers: Mapping[str, ToolHandler]) -> _Dispatch:
+        async def dispatch(
+            ctx: ServerRequestContext[Any, Any],
+            params: types.CallToolRequestParams,
+            decision: Decision,
+        ) -> HandlerResult:
+            handler = handlers.get(decision.tool)
+            if handler is None:
+                raise MCPError(
+                    types.INTERNAL_ERROR,
+                    f"{decision.tool} is in the toolset but this server has no handler for it",
+                    {"reason": "no_handler", "tool": decision.tool},
+                )
+            assert decision.arguments is not None
+            try:
+                value = await handler(decision.arguments)
+            except MCPError:
+                raise
+            except Exception:
+                # a tool failure is a result the model can read, not a protocol error;
+                # its text stays in the server log
+                _log.exception("mcp.tool.failed", tool=decision.tool)
+                return types.CallToolResult(
+                    content=[
+                        types.TextContent(type="text", text=f"Error executing tool {decision.tool}")
+                    ],
+                    is_error=True,
+                )
+            return _as_result(value)
+
+        return dispatch
+
+    @staticmethod
+    def _dispatch_to_entry(entry: HandlerEntry[Any]) -> _Dispatch:
+        async def dispatch(
+            ctx: ServerRequestContext[Any, Any],
+            params: types.CallToolRequestParams,
+            decision: Decision,
+        ) -> HandlerResult:
+            raw = dict(ctx.params) if isinstance(ctx.params, Mapping) else {}
+            raw.update(name=decision.tool, arguments=decision.arguments)
+            typed = entry.params_type.model_validate(raw, by_name=False)
+            return await entry.handler(replace(ctx, params=raw), typed)
+
+        return dispatch
+
+    # ------------------------------------------------------------ list_changed
+
+    async def _middleware(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]],
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and ctx.request_id is not None and isinstance(result, dict):
+            self._initialized(ctx, result)
+        return result
+
+    def _initialized(self, ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> None:
+        """Declare `tools.listChanged` (when asked to) and remember the session
+        if the server declared it: handshake-era change notifications go to it."""
+        capabilities = result.get("capabilities")
+        tools = capabilities.get("tools") if isinstance(capabilities, dict) else None
+        if not isinstance(tools, dict):
+            return
+        if self._list_changed:
+            tools["listChanged"] = True
+        if not tools.get("listChanged"):
+            return
+        session = ctx.session
+        # one proxy per connection, dropped when the connection closes; the SDK
+        # does not expose the connection on the request context, hence getattr
+        connection = getattr(session, "_connection", None)
+        key: object = connection if connection is not None else session
+        self._sessions[key] = session
+        exit_stack = getattr(connection, "exit_stack", None)
+        if exit_stack is not None:
+            exit_stack.callback(self._sessions.pop, key, None)
+
+    async def notify_tools_changed(self) -> None:
+        """Send `notifications/tools/list_changed` to every handshake-era session
+        that was told `tools.listChanged`, and publish it to 2026-07-28
+        `subscriptions/listen` streams."""
+        for session in list(self._sessions.values()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:
+                _log.warning("mcp.list_changed.send_failed", exc_info=True)
+        if self._bus is not None:
+            await self._bus.publish(ToolsListChanged())
+
+    async def update(self, toolset: Toolset | None = None) -> bool:
+        """Take the latest toolset (`toolset` replaces a static one; a watcher
+        source is re-read) and, if it differs from the one last announced,
+        notify the sessions. Returns whether it changed."""
+        if toolset is not None:
+            if isinstance(self._source, _Static):
+                self._source.current = toolset
+            elif toolset is not self._source.current:
+                _log.warning(
+                    "mcp.gate.update_ignored",
+                    reason="the source decides the toolset",
+                    given=toolset.digest,
+                    source=self._source.current.digest,
+                )
+        digest = self.snapshot.toolset.digest
+        if digest == self._announced:
+            return False
+        self._announced = digest
+        _log.info("mcp.gate.toolset_changed", digest=digest)
+        await self.notify_tools_changed()
+        return True
+
+    def on_change(self, toolset: Toolset | None = None) -> asyncio.Task[bool] | None:
+        """A callback for the sync watcher: schedules `update(toolset)` on the
+        running loop and returns the task (awaitable, so an awaiting watcher
+        waits for the notifications). Without a running loop it swaps a static
+        toolset and returns None."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if toolset is not None and isinstance(self._source, _Static):
+                self._source.current = toolset
+            return None
+        task = loop.create_task(self.update(toolset))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def close(self) -> None:
+        """Stop following the source's change callbacks."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    async def watch(self, interval_seconds: float = 1.0) -> None:
+        """Poll the source forever, announcing changes; for sources without a
+        change callback. Run it in the server's task group."""
+        while True:
+            await anyio.sleep(interval_seconds)
+            try:
+                await self.update()
+            except Exception:
+                _log.exception("mcp.gate.watch_failed")
+
+    # ------------------------------------------------------------ install
+
+    def install(
+        self,
+        server: Server[Any],
+        *,
+        handlers: Mapping[str, ToolHandler] | None = None,
+        subscriptions: SubscriptionBus | None = None,
+    ) -> None:
+        """Take over `tools/list` and gate `tools/call` on `server`. Calls go to
+        `handlers` when given, else to the `tools/call` handler already registered."""
+        if handlers is not None:
+            self._handlers = dict(handlers)
+            self._check_handlers(self.snapshot.toolset)
+            dispatch = self._dispatch_to_handlers(self._handlers)
+        else:
+            entry = server.get_request_handler("tools/call")
+            if entry is None:
+                raise ValueError(
+                    "the server has no tools/call handler: pass handlers={tool: async fn}"
+                )
+            dispatch = self._dispatch_to_entry(entry)
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        ) -> HandlerResult:
+            decision = self._decide(ctx, params.name)
+            return await dispatch(ctx, params, decision)
+
+        server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, self._handle_list_tools
+        )
+        server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+        server.get_tool_input_schema = self.input_schema
+        server.middleware.append(self._middleware)
+        if self._list_changed:
+            self._bus = subscriptions if subscriptions is not None else self._listen_bus(server)
+        else:
+            self._bus = subscriptions
+
+    @staticmethod
+    def _listen_bus(server: Server[Any]) -> SubscriptionBus | None:
+        entry = server.get_request_handler("subscriptions/listen")
+        if entry is None:
+            bus = InMemorySubscriptionBus()
+            server.add_request_handler(
+                "subscriptions/listen", types.SubscriptionsListenRequestParams, ListenHandler(bus)
+            )
+            return bus
+        # a ListenHandler keeps its bus private; pass subscriptions= to be explicit
+        found = getattr(entry.handler, "_bus", None)
+        if found is None:
+            _log.warning(
+                "mcp.list_changed.no_bus",
+                detail="subscriptions/listen is served by an unknown handler; pass subscriptions=",
+            )
+        return found
+
+
+def gate_server(
+    server: Server[Any],
+    source: Toolset | ToolsetSource,
+    *,
+    handlers: Mapping[str, ToolHandler] | None = None,
+    ttl_ms: int | None = None,
+    page_size: int = 100,
+    cache_scope: Literal["public", "private"] = "private",
+    list_changed: bool = True,
+    subscriptions: SubscriptionBus | None = None,
+    on_decision: OnDecision | None = None,
+) -> GatedTools:
+    """Gate a low-level `mcp.server.Server` with a toolset.
+
+    `handlers` maps tool names to `async (arguments) -> result`; without it the
+    server's own `tools/call` handler receives the gated calls (with `name` the
+    target tool and `arguments` the converted ones). Returns the `GatedTools`
+    (`update`, `on_change`, `notify_tools_changed`, `check`, ...).
+    """
+    gated = GatedTools(
+        source,
+        ttl_ms=ttl_ms,
+        page_size=page_size,
+        cache_scope=cache_scope,
+        list_changed=list_changed,
+        on_decision=on_decision,
+    )
+    gated.install(server, handlers=handlers, subscriptions=subscriptions)
+    return gated
+
+
+def gate_mcpserver(
+    app: MCPServer[Any],
+    source: Toolset | ToolsetSource,
+    *,
+    ttl_ms: int | None = None,
+    page_size: int = 100,
+    cache_scope: Literal["public", "private"] = "private",
+    list_changed: bool = True,
+    subscriptions: SubscriptionBus | None = None,
+    on_decision: OnDecision | None = None,
+) -> GatedTools:
+    """Gate a high-level `mcp.server.MCPServer`: its tools (registered with
+    `@app.tool(name=...)` under the toolset's names) receive the calls the gate
+    accepts, bound by the framework from the converted arguments.
+
+    Register every tool before calling this. `subscriptions` defaults to the
+    app's own subscription bus (the one `MCPServer(subscriptions=...)` got).
+    """
+    # MCPServer keeps its low-level server and bus private (the SDK's own
+    # in-memory transport reaches for `_lowlevel_server` the same way)
+    server: Server[Any] = app._lowlevel_server
+    bus = subscriptions if subscriptions is not None else getattr(app, "_subscriptions", None)
+    gated = GatedTools(
+        source,
+        ttl_ms=ttl_ms,
+        page_size=page_size,
+        cache_scope=cache_scope,
+        list_changed=list_changed,
+        on_decision=on_decision,
+    )
+    gated.install(server, subscriptions=bus)
+    return gated
