@@ -1,0 +1,228 @@
+"""The Litestar app: `create_app(settings)`; `asgi(settings)` wraps it with request ids and logs.
+
+    app = asgi(Settings(database_url="postgresql://..."))   # what `registry serve` runs
+
+On start-up: a connection pool, migrations (under the advisory lock, so two
+replicas starting together never race), the LISTEN connection that keeps the
+toolset cache right. On shutdown: the reverse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped, unused-ignore]
+import structlog
+from litestar import Litestar, Request, Response
+from litestar.datastructures import State
+from litestar.exceptions import (
+    HTTPException,
+    MethodNotAllowedException,
+    NotFoundException,
+    ValidationException,
+)
+from litestar.openapi import OpenAPIConfig
+
+from registry import __version__
+from registry.api import ops, sync, tools
+from registry.api.metrics import Metrics
+from registry.api.observe import Observed
+from registry.api.problems import ApiError
+from registry.api.services import Services, request_id
+from registry.api.settings import Settings
+from registry.api.toolset_cache import Loaded, ToolsetCache
+from registry.policy.routes import RouteFinder
+from registry.policy.toolset import build_toolset
+from registry.store import Db, ToolsetListener, migrate, repository
+
+__all__ = ["asgi", "create_app"]
+
+_log = structlog.get_logger("registry.api")
+
+# Errors that mean "the database is not there right now": 503 + Retry-After, not 500.
+DATABASE_DOWN: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.TooManyConnectionsError,
+    asyncpg.exceptions.QueryCanceledError,
+    ConnectionError,
+    OSError,
+    asyncio.TimeoutError,
+)
+RETRY_AFTER_SECONDS = "5"
+JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+def _problem_response(request: Request[Any, Any, Any], error: ApiError) -> Response[Any]:
+    return Response(
+        error.problem(request_id(request)),
+        status_code=error.status,
+        media_type="application/problem+json",
+        headers=error.headers,
+    )
+
+
+def _on_api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:
+    return _problem_response(request, exc)
+
+
+def _on_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if isinstance(exc, NotFoundException):
+        error = ApiError("not-found", f"no resource at {request.url.path}")
+    elif isinstance(exc, MethodNotAllowedException):
+        error = ApiError("method-not-allowed", f"{request.method} is not allowed here")
+    elif exc.status_code == 413:
+        error = ApiError(
+            "body-too-large",
+            f"the body is larger than {services_settings(request).max_body_bytes} bytes",
+        )
+    elif isinstance(exc, ValidationException):
+        extra = exc.extra if isinstance(exc.extra, list) else []
+        body = [e for e in extra if isinstance(e, dict) and e.get("source") == "body"]
+        if body:
+            messages = "; ".join(_field_message(e) for e in body)
+            error = ApiError("invalid-body", messages, errors=body)
+        else:
+            messages = "; ".join(_field_message(e) for e in extra if isinstance(e, dict))
+            error = ApiError("invalid-request", messages or exc.detail, errors=extra or None)
+    elif exc.status_code == 400:
+        error = ApiError("invalid-json", f"the body is not valid JSON: {exc.detail}")
+    elif exc.status_code == 401:
+        error = ApiError("unauthenticated", exc.detail)
+    elif exc.status_code == 403:
+        error = ApiError("forbidden", exc.detail)
+    else:
+        _log.warning("unmapped_http_exception", status=exc.status_code, detail=exc.detail)
+        error = ApiError("internal-error", exc.detail)
+    return _problem_response(request, error)
+
+
+def _field_message(entry: dict[str, Any]) -> str:
+    key, message = entry.get("key"), entry.get("message")
+    return f"{key}: {message}" if key and key != "data" else str(message)
+
+
+def services_settings(request: Request[Any, Any, Any]) -> Settings:
+    settings: Settings = request.app.state.services.settings
+    return settings
+
+
+def _on_database_down(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    _log.warning("database_unavailable", error=type(exc).__name__, request_id=request_id(request))
+    return _problem_response(
+        request,
+        ApiError(
+            "database-unavailable",
+            "the database is unavailable; retry shortly",
+            headers={"Retry-After": RETRY_AFTER_SECONDS},
+        ),
+    )
+
+
+def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if isinstance(exc, DATABASE_DOWN):
+        return _on_database_down(request, exc)
+    _log.exception("unhandled_error", request_id=request_id(request))
+    return _problem_response(
+        request, ApiError("internal-error", "an internal error occurred; see the server log")
+    )
+
+
+async def _require_json(request: Request[Any, Any, Any]) -> None:
+    if request.method not in JSON_BODY_METHODS:
+        return
+    length = request.headers.get("content-length")
+    if length == "0" or (length is None and "transfer-encoding" not in request.headers):
+        return
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json" and not media.endswith("+json"):
+        raise ApiError(
+            "unsupported-media-type",
+            f"the body is {media or 'untyped'}; send application/json",
+        )
+
+
+def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
+    """The app. With `db` (a pool or connection) it uses that and skips pool and migrations."""
+    if settings.database_url is None:
+        raise ValueError("create_app needs settings.database_url (serve starts embedded first)")
+    dsn = settings.database_url
+    metrics = Metrics()
+    finder = RouteFinder()
+    svc_holder: list[Services] = []
+
+    async def load(namespace: str) -> Loaded | None:
+        svc = svc_holder[0]
+        snapshot = await repository.load_namespace(svc.database, namespace)
+        if snapshot is None:
+            return None
+        built = build_toolset(
+            namespace, snapshot.versions, snapshot.converters, snapshot.aliases, finder
+        )
+        metrics.toolset_builds.inc()
+        return built, snapshot.next_sunset
+
+    listener_box: list[ToolsetListener] = []
+    cache = ToolsetCache(load, enabled=lambda: bool(listener_box) and listener_box[0].connected)
+    svc = Services(settings=settings, metrics=metrics, finder=finder, cache=cache, db=db)
+    svc_holder.append(svc)
+    metrics.waiters.set_function(lambda: cache.waiting)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Litestar) -> AsyncIterator[None]:
+        pool = None
+        if svc.db is None:
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=settings.pool_min,
+                max_size=settings.pool_max,
+                server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
+            )
+            applied = await migrate(pool)
+            if applied:
+                _log.info("migrations_applied", migrations=applied)
+            svc.db = pool
+        listener = ToolsetListener(dsn, cache.invalidate)
+        listener_box.append(listener)
+        svc.listener = listener
+        try:
+            await listener.start(wait=10.0)
+        except TimeoutError:
+            _log.warning("listen_not_connected", detail="toolsets are not cached until it is")
+        try:
+            yield
+        finally:
+            await listener.stop()
+            if pool is not None:
+                await pool.close()
+
+    return Litestar(
+        route_handlers=[*tools.HANDLERS, *sync.HANDLERS, *ops.HANDLERS],
+        state=State({"services": svc}),
+        lifespan=[lifespan],
+        before_request=_require_json,
+        exception_handlers={
+            ApiError: _on_api_error,
+            HTTPException: _on_http_exception,
+            **dict.fromkeys(DATABASE_DOWN, _on_database_down),
+            Exception: _on_unexpected,
+        },
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="MCP tool registry",
+            version=__version__,
+            description="Immutable, versioned MCP tool definitions; see DESIGN.md.",
+            path="/schema",
+        ),
+        logging_config=None,
+    )
+
+
+def asgi(settings: Settings, *, db: Db | None = None) -> Observed:
+    """The app as served: request ids, one log line per request, request metrics."""
+    app = create_app(settings, db=db)
+    return Observed(app, app.state.services.metrics)

@@ -1,0 +1,86 @@
+"""Bearer tokens and scopes.
+
+A scope is `<namespace>:<action>` or `*:<action>`; actions rank
+`read` < `publish` < `admin` (a higher one allows the lower). Tokens are
+stored as hashes only (`repository.hash_token`), so a lookup compares hashes
+in the database; the bootstrap token, the one secret held in memory, is
+compared with `hmac.compare_digest`. Token values are never logged: the
+principal carries the token's id.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Final, Literal
+
+import msgspec
+
+from registry.api.problems import ApiError
+
+__all__ = ["ACTIONS", "Action", "Principal", "bearer_secret", "parse_scope"]
+
+Action = Literal["read", "publish", "admin"]
+ACTIONS: Final[dict[str, int]] = {"read": 0, "publish": 1, "admin": 2}
+BOOTSTRAP_ID: Final = "bootstrap"
+
+
+def parse_scope(scope: str) -> tuple[str, str]:
+    namespace, _, action = scope.partition(":")
+    if not namespace or action not in ACTIONS:
+        raise ValueError(
+            f"scope {scope!r} is not <namespace>:<action> with action read, publish or admin"
+        )
+    return namespace, action
+
+
+class Principal(msgspec.Struct, frozen=True):
+    """Who is calling: a token id and its scopes; `token_id=None` is an anonymous caller."""
+
+    token_id: str | None
+    scopes: tuple[str, ...] = ()
+
+    def allows(self, namespace: str | None, action: Action) -> bool:
+        """`namespace=None` asks for the action on every namespace (`*:` scopes only)."""
+        needed = ACTIONS[action]
+        for scope in self.scopes:
+            granted_ns, granted = parse_scope(scope)
+            if ACTIONS[granted] < needed:
+                continue
+            if granted_ns == "*" or (namespace is not None and granted_ns == namespace):
+                return True
+        return False
+
+    def readable(self, namespace: str, open_reads: bool) -> bool:
+        return open_reads or self.allows(namespace, "read")
+
+    def require(self, namespace: str | None, action: Action) -> None:
+        if self.token_id is None:
+            raise ApiError(
+                "unauthenticated",
+                "this needs Authorization: Bearer <token>",
+                headers={"WWW-Authenticate": 'Bearer realm="registry"'},
+            )
+        if not self.allows(namespace, action):
+            where = namespace if namespace is not None else "*"
+            raise ApiError(
+                "forbidden",
+                f"token {self.token_id} has no {where}:{action} scope (or a higher one)",
+            )
+
+
+def bearer_secret(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header; ApiError when malformed."""
+    if header is None:
+        return None
+    scheme, _, secret = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ApiError(
+            "unauthenticated",
+            "the Authorization header must be 'Bearer <token>'",
+            headers={"WWW-Authenticate": 'Bearer realm="registry"'},
+        )
+    return secret.strip()
+
+
+def is_bootstrap(secret: str, bootstrap: str | None) -> bool:
+    return bootstrap is not None and hmac.compare_digest(secret.encode(), bootstrap.encode())

@@ -1,0 +1,65 @@
+"""Prometheus metrics of one app (its own registry, so two apps in a process never collide)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "registry_http_requests",
+            "HTTP requests by route template, method and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "registry_http_request_duration_seconds",
+            "HTTP request latency by route template.",
+            ["route"],
+            registry=self.registry,
+            buckets=(
+                0.0005,
+                0.001,
+                0.0025,
+                0.005,
+                0.01,
+                0.025,
+                0.05,
+                0.1,
+                0.25,
+                0.5,
+                1,
+                2.5,
+                10,
+                60,
+            ),
+        )
+        self.publishes = Counter(
+            "registry_publishes",
+            "Publish requests by outcome (created, existing, refused, invalid).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.classification = Histogram(
+            "registry_classification_seconds",
+            "Time the publishing rule spent classifying and searching routes.",
+            registry=self.registry,
+            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 1),
+        )
+        self.waiters = Gauge(
+            "registry_toolset_longpoll_waiters",
+            "Requests currently long-polling a toolset.",
+            registry=self.registry,
+        )
+        self.toolset_builds = Counter(
+            "registry_toolset_builds",
+            "Toolset payloads built from the database.",
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,81 @@
+"""The outermost ASGI layer: a request id, one JSON log line per request, metrics.
+
+The request id is the caller's `X-Request-Id` when it is sane (1-64 of
+`[A-Za-z0-9._-]`), a new one otherwise; it is answered as `X-Request-Id`,
+stored on the scope for handlers and audit events, and logged. It wraps the
+whole app, so requests that match no route are logged and counted too.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+import structlog
+
+from registry.api.metrics import Metrics
+
+__all__ = ["Observed"]
+
+_SANE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_log = structlog.get_logger("registry.api")
+
+Scope = dict[str, Any]
+
+
+class Observed:
+    def __init__(self, app: Any, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    def __getattr__(self, name: str) -> Any:  # the wrapped Litestar app's attributes
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = _header(scope, b"x-request-id")
+        rid = incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = rid
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", rid.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = scope.get("path_template") or "unmatched"
+            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
+            self.metrics.latency.labels(route).observe(elapsed)
+            _log.info(
+                "request",
+                request_id=rid,
+                method=scope["method"],
+                path=scope["path"],
+                route=route,
+                status=status,
+                duration_ms=round(elapsed * 1000, 3),
+                actor=scope.get("state", {}).get("actor"),
+            )
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            try:
+                return str(value.decode("latin-1"))
+            except UnicodeDecodeError:
+                return None
+    return None

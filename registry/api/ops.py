@@ -1,0 +1,65 @@
+"""Liveness, readiness, metrics and the audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get
+from litestar.params import FromQuery, Parameter
+
+from registry.api.problems import ApiError
+from registry.api.services import principal, services
+from registry.api.wire import AuditPage, Status
+from registry.store import at_head, repository
+
+__all__ = ["HANDLERS"]
+
+
+@get("/healthz", summary="Liveness: the process answers")
+async def healthz() -> Status:
+    return Status("ok")
+
+
+@get("/readyz", summary="Readiness: database reachable and migrations at head")
+async def readyz(request: Request[Any, Any, Any]) -> Status:
+    svc = services(request)
+    try:
+        head = await at_head(svc.database)
+    except ApiError:
+        raise
+    except Exception as exc:  # any failure to reach the database means "not ready"
+        raise ApiError("not-ready", f"database unreachable: {type(exc).__name__}") from exc
+    if not head:
+        raise ApiError("not-ready", "database migrations are not at head")
+    listening = svc.listener is not None and svc.listener.connected
+    return Status(
+        "ok",
+        {"database": "ok", "migrations": "head", "listen": "ok" if listening else "reconnecting"},
+    )
+
+
+@get("/metrics", summary="Prometheus metrics", media_type="text/plain; version=0.0.4")
+async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    svc = services(request)
+    return Response(svc.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@get("/v1/audit", summary="Audit events, oldest first; page with after=<last id>")
+async def audit(
+    request: Request[Any, Any, Any],
+    namespace: FromQuery[str | None] = None,
+    tool: FromQuery[str | None] = None,
+    action: FromQuery[str | None] = None,
+    after: int | None = Parameter(default=None, ge=0),
+    limit: int = Parameter(default=100, ge=1, le=1000),
+) -> AuditPage:
+    svc = services(request)
+    who = await principal(request)
+    who.require(namespace, "admin")
+    events = await repository.list_audit(
+        svc.database, namespace=namespace, tool=tool, action=action, after=after, limit=limit
+    )
+    return AuditPage(events, events[-1].id if len(events) == limit else None)
+
+
+HANDLERS = [healthz, readyz, metrics, audit]

@@ -1,0 +1,87 @@
+"""What every handler reaches through `request.app.state.services`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from litestar import Request
+
+from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, is_bootstrap
+from registry.api.metrics import Metrics
+from registry.api.problems import ApiError
+from registry.api.settings import Settings
+from registry.api.toolset_cache import ToolsetCache
+from registry.policy.routes import RouteFinder
+from registry.store import Db, ToolsetListener, repository
+
+__all__ = ["Services", "actor", "principal", "request_id", "services"]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    metrics: Metrics
+    finder: RouteFinder
+    cache: ToolsetCache
+    db: Db | None = None
+    listener: ToolsetListener | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def database(self) -> Db:
+        if self.db is None:
+            raise ApiError("not-ready", "the service is starting: no database connection yet")
+        return self.db
+
+
+def services(request: Request[Any, Any, Any]) -> Services:
+    found: Services = request.app.state.services
+    return found
+
+
+def request_id(request: Request[Any, Any, Any]) -> str | None:
+    value = request.scope.get("state", {}).get("request_id")
+    return value if isinstance(value, str) else None
+
+
+async def principal(request: Request[Any, Any, Any]) -> Principal:
+    """The caller, from its bearer token (cached on the request); anonymous without one."""
+    state = request.scope.setdefault("state", {})
+    known = state.get("principal")
+    if isinstance(known, Principal):
+        return known
+    secret = bearer_secret(request.headers.get("authorization"))
+    found = Principal(token_id=None)
+    if secret is not None:
+        svc = services(request)
+        if is_bootstrap(secret, svc.settings.bootstrap_token):
+            found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
+        else:
+            token = await repository.lookup_token(svc.database, repository.hash_token(secret))
+            if token is None:
+                raise ApiError(
+                    "unauthenticated",
+                    "the bearer token is unknown or revoked",
+                    headers={"WWW-Authenticate": 'Bearer realm="registry", error="invalid_token"'},
+                )
+            found = Principal(token_id=token.id, scopes=tuple(token.scopes))
+    state["principal"] = found
+    state["actor"] = found.token_id
+    return found
+
+
+def actor(request: Request[Any, Any, Any]) -> str | None:
+    value = request.scope.get("state", {}).get("actor")
+    return value if isinstance(value, str) else None
+
+
+def decode(raw: bytes, kind: type[Any]) -> Any:
+    """Decode a JSON body: invalid JSON -> 400, the wrong shape -> 422 naming the field."""
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as exc:
+        raise ApiError("invalid-body", str(exc)) from exc
+    except msgspec.DecodeError as exc:
+        raise ApiError("invalid-json", str(exc)) from exc

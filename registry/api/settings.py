@@ -1,0 +1,54 @@
+"""The service's settings: flags win over the environment (DESIGN.md "CLI")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import msgspec
+
+__all__ = ["Settings"]
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    database_url: str | None = None  # None: embedded PostgreSQL under data_dir
+    data_dir: str = "./.registry"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    bootstrap_token: str | None = None  # accepted with scope *:admin when set
+    open_reads: bool = False  # anonymous callers may read
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_wait_seconds: int = 60
+    pool_min: int = 2
+    pool_max: int = 10
+    statement_timeout_ms: int = 15_000
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Settings from `REGISTRY_*` variables; `overrides` (flags) that are not None win."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        names = {
+            "database_url": "REGISTRY_DATABASE_URL",
+            "data_dir": "REGISTRY_DATA_DIR",
+            "host": "REGISTRY_HOST",
+            "port": "REGISTRY_PORT",
+            "bootstrap_token": "REGISTRY_BOOTSTRAP_TOKEN",
+            "open_reads": "REGISTRY_OPEN_READS",
+        }
+        for field, variable in names.items():
+            raw = env.get(variable)
+            if raw is None or raw == "":
+                continue
+            if field == "port":
+                if not raw.isdigit() or not 0 < int(raw) < 65536:
+                    raise ValueError(f"{variable}={raw!r} is not a TCP port")
+                values[field] = int(raw)
+            elif field == "open_reads":
+                values[field] = raw.strip().lower() in _TRUE
+            else:
+                values[field] = raw
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return msgspec.convert(values, cls)

@@ -1,0 +1,131 @@
+"""What MCP servers and clients read: the toolset, digest lookups, listing verification."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath, JSONBody, Parameter
+
+from registry.api.problems import ApiError
+from registry.api.services import principal, services
+from registry.api.tools import _reader, namespace_name
+from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
+from registry.canonical import is_digest
+from registry.policy.verify import VerifyError, verify_listing
+from registry.store import Version, repository
+
+__all__ = ["HANDLERS"]
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def _etag_matches(header: str | None, digest: str) -> bool:
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    for candidate in header.split(","):
+        tag = candidate.strip().removeprefix("W/").strip('"')
+        if tag == digest:
+            return True
+    return False
+
+
+def _if_none_match(header: str | None) -> str | None:
+    """The digest a caller already has (the first tag of If-None-Match)."""
+    if not header:
+        return None
+    return header.split(",")[0].strip().removeprefix("W/").strip('"') or None
+
+
+@get(
+    "/v1/namespaces/{ns:str}/toolset",
+    summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
+    media_type="application/json",
+)
+async def toolset(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    wait: int | None = Parameter(
+        default=None, ge=0, le=60, description="seconds to hold the request until a change"
+    ),
+) -> Response[bytes]:
+    namespace_name(ns)
+    svc = await _reader(request, ns)
+    svc.database  # noqa: B018 - 503 before waiting when there is no database
+    header = request.headers.get("if-none-match")
+    if wait and header:
+        svc.metrics.waiters.inc()
+        try:
+            built = await svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
+        finally:
+            svc.metrics.waiters.dec()
+    else:
+        built = await svc.cache.get(ns)
+    if built is None:
+        raise ApiError("not-found", f"namespace {ns} does not exist")
+    headers = {"ETag": f'"{built.digest}"', "Cache-Control": "no-cache", "Vary": "Authorization"}
+    if _etag_matches(header, built.digest):
+        return Response(b"", status_code=304, headers=headers)
+    return Response(built.body, media_type="application/json", headers=headers)
+
+
+@get(
+    "/v1/digests/{digest:str}",
+    summary="Which namespace/tool/version a digest is, and its state (immutable, cacheable)",
+)
+async def lookup_digest(
+    request: Request[Any, Any, Any], digest: FromPath[str]
+) -> Response[DigestAnswer]:
+    if not is_digest(digest):
+        raise ApiError(
+            "invalid-request", f"{digest!r} is not a digest (sha256: and 64 lowercase hex digits)"
+        )
+    svc = services(request)
+    who = await principal(request)
+    found: list[Version] = await repository.find_digest(svc.database, digest)
+    visible = [v for v in found if who.readable(v.namespace, svc.settings.open_reads)]
+    if not visible:
+        if found and who.token_id is None:
+            who.require(None, "read")
+        raise ApiError("not-found", f"no registered version has digest {digest}")
+    answer = DigestAnswer(
+        digest=digest,
+        matches=[
+            DigestMatch(v.namespace, v.tool, v.version, v.state, v.created_at) for v in visible
+        ],
+    )
+    return Response(answer, headers={"Cache-Control": IMMUTABLE, "Vary": "Authorization"})
+
+
+@post(
+    "/v1/namespaces/{ns:str}/verify",
+    summary="Check a tools/list result against the registry, per tool",
+    status_code=200,
+)
+async def verify(
+    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[VerifyRequest]
+) -> VerifyAnswer:
+    namespace_name(ns)
+    svc = await _reader(request, ns)
+    snapshot = await repository.load_namespace(svc.database, ns)
+    if snapshot is None:
+        raise ApiError("not-found", f"namespace {ns} does not exist")
+    by_tool: dict[str, list[Version]] = {}
+    for version in snapshot.versions:
+        by_tool.setdefault(version.tool, []).append(version)
+    try:
+        verdicts = verify_listing(data.tools, data.protocolVersion, by_tool)
+    except VerifyError as exc:
+        code = "invalid-protocol-version" if "protocolVersion" in str(exc) else "invalid-body"
+        raise ApiError(code, str(exc)) from exc
+    summary: dict[str, int] = {"current": 0, "served": 0, "retired": 0, "unknown": 0}
+    for verdict in verdicts:
+        summary[verdict.status] += 1
+    return VerifyAnswer(
+        namespace=ns, protocolVersion=data.protocolVersion, tools=verdicts, summary=summary
+    )
+
+
+HANDLERS = [toolset, lookup_digest, verify]

@@ -1,0 +1,599 @@
+"""Namespaces, tools, versions: publish, check, history, diff, lifecycle, converters, aliases."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from litestar import Request, Response, get, post, put
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from registry.api.auth import Principal
+from registry.api.problems import ApiError
+from registry.api.services import Services, actor, principal, request_id, services
+from registry.api.wire import (
+    AliasAnswer,
+    AliasRequest,
+    CheckAnswer,
+    ContractRef,
+    ConverterAnswer,
+    ConverterBody,
+    DeprecateRequest,
+    DiffAnswer,
+    History,
+    NamespaceEntry,
+    NamespaceList,
+    PublishAnswer,
+    ToolEntry,
+    ToolList,
+)
+from registry.canonical import digest as canonical_digest
+from registry.compat import ClassificationError
+from registry.definitions import DefinitionError, validate_definition
+from registry.policy.publishing import (
+    Decision,
+    PolicyError,
+    PublishOutcome,
+    PublishRequest,
+    check_deprecate,
+    check_retire,
+    plan_publish,
+    verify_converter,
+)
+from registry.store import (
+    Conflict,
+    Deprecation,
+    IllegalTransition,
+    NewConverter,
+    NotFound,
+    PublishPlan,
+    PublishRefused,
+    Refusal,
+    ToolState,
+    Version,
+    repository,
+)
+
+__all__ = ["HANDLERS"]
+
+NAMESPACE_RULE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+TOOL_RULE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+VERSION_RULE = re.compile(r"^v?([1-9][0-9]{0,8})$")
+
+
+# -- path parameters -----------------------------------------------
+
+
+def namespace_name(ns: str) -> str:
+    if not NAMESPACE_RULE.match(ns):
+        raise ApiError(
+            "invalid-request", f"namespace {ns!r} does not match {NAMESPACE_RULE.pattern}"
+        )
+    return ns
+
+
+def tool_name(tool: str, what: str = "tool") -> str:
+    if not TOOL_RULE.match(tool):
+        raise ApiError(
+            "invalid-request", f"{what} name {tool!r} does not match {TOOL_RULE.pattern}"
+        )
+    return tool
+
+
+def version_number(n: str) -> int:
+    """A version from the path: `3`, `"v3"` too (the MCP wire spelling)."""
+    match = VERSION_RULE.match(n)
+    if match is None:
+        raise ApiError("invalid-request", f"version {n!r} is not a positive integer")
+    return int(match.group(1))
+
+
+async def _reader(request: Request[Any, Any, Any], ns: str) -> Services:
+    svc = services(request)
+    who = await principal(request)
+    if not who.readable(ns, svc.settings.open_reads):
+        who.require(ns, "read")
+    return svc
+
+
+async def _writer(request: Request[Any, Any, Any], ns: str, action: str = "publish") -> Services:
+    svc = services(request)
+    who: Principal = await principal(request)
+    who.require(ns, "admin" if action == "admin" else "publish")
+    return svc
+
+
+def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
+    return ApiError(
+        exc.code if exc.code != "illegal-transition" else "illegal-transition",
+        exc.message,
+        pointer=(prefix + exc.pointer) if exc.pointer else None,
+        report=exc.report,
+    )
+
+
+def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None) -> ApiError:
+    return ApiError(
+        "breaking-change" if outcome is not None else "route-lost",
+        detail,
+        report=outcome.report if outcome is not None else None,
+        reports=outcome.reports if outcome is not None else None,
+        decisions=decisions,
+    )
+
+
+# -- namespaces and tools ----------------------------------------------
+
+
+@get("/v1/namespaces", summary="List namespaces")
+async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
+    svc = services(request)
+    who = await principal(request)
+    found = await repository.list_namespaces(svc.database)
+    visible = [n for n in found if who.readable(n.name, svc.settings.open_reads)]
+    if not visible and found and who.token_id is None:
+        who.require(None, "read")
+    return NamespaceList([NamespaceEntry(n.name, n.created_at) for n in visible])
+
+
+@put("/v1/namespaces/{ns:str}", summary="Create a namespace", status_code=201)
+async def create_namespace(
+    request: Request[Any, Any, Any], ns: FromPath[str]
+) -> Response[NamespaceEntry]:
+    namespace_name(ns)
+    svc = await _writer(request, ns, "admin")
+    record, created = await repository.create_namespace(
+        svc.database, ns, actor=actor(request), request_id=request_id(request)
+    )
+    return Response(
+        NamespaceEntry(record.name, record.created_at), status_code=201 if created else 200
+    )
+
+
+@get("/v1/namespaces/{ns:str}/tools", summary="Tools with their current version")
+async def list_tools(request: Request[Any, Any, Any], ns: FromPath[str]) -> ToolList:
+    namespace_name(ns)
+    svc = await _reader(request, ns)
+    if await repository.get_namespace(svc.database, ns) is None:
+        raise ApiError("not-found", f"namespace {ns} does not exist")
+    tools = await repository.list_tools(svc.database, ns)
+    return ToolList(
+        namespace=ns,
+        tools=[
+            ToolEntry(
+                name=t.tool,
+                current_version=t.current.version if t.current else None,
+                digest=t.current.digest if t.current else None,
+                state=t.current.state if t.current else None,
+                latest_version=t.latest_version,
+            )
+            for t in tools
+        ],
+    )
+
+
+# -- publish and check -----------------------------------------------------
+
+
+def _validated(ns: str, tool: str, data: PublishRequest) -> tuple[dict[str, Any], str]:
+    namespace_name(ns)
+    tool_name(tool)
+    try:
+        validate_definition(data.definition)
+    except DefinitionError as exc:
+        raise ApiError(
+            "invalid-definition", exc.message, pointer="/definition" + exc.pointer
+        ) from exc
+    if data.definition.get("name") != tool:
+        raise ApiError(
+            "invalid-definition",
+            f"the definition's name {data.definition.get('name')!r} is not the tool {tool!r} "
+            "of the path",
+            pointer="/definition/name",
+        )
+    return data.definition, canonical_digest(data.definition)
+
+
+def _plan(
+    svc: Services, state: ToolState, definition: dict[str, Any], digest: str, data: PublishRequest
+) -> PublishOutcome:
+    started = time.perf_counter()
+    try:
+        return plan_publish(state, definition, digest, data, svc.finder)
+    except PolicyError as exc:
+        raise _policy_problem(exc) from exc
+    except ClassificationError as exc:
+        raise ApiError(
+            "invalid-definition", exc.message, pointer="/definition" + exc.pointer
+        ) from exc
+    finally:
+        svc.metrics.classification.observe(time.perf_counter() - started)
+
+
+@post(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
+    summary="Publish a version (DESIGN.md publishing rule)",
+    status_code=201,
+)
+async def publish(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    tool: FromPath[str],
+    data: JSONBody[PublishRequest],
+) -> Response[PublishAnswer]:
+    definition, digest = _validated(ns, tool, data)
+    svc = await _writer(request, ns)
+    outcomes: list[PublishOutcome] = []
+
+    def decide(state: ToolState) -> PublishPlan | Refusal:
+        outcome = _plan(svc, state, definition, digest, data)
+        outcomes.append(outcome)
+        if not outcome.accepted:
+            return Refusal(reason="breaking", detail=outcome)
+        return PublishPlan(
+            retire=outcome.retire,
+            deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
+            converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
+            detail={"severity": outcome.report.severity if outcome.report else None},
+        )
+
+    try:
+        result = await repository.publish(
+            svc.database,
+            ns,
+            tool,
+            definition,
+            digest,
+            decide,
+            actor(request),
+            request_id(request),
+        )
+    except PublishRefused as exc:
+        svc.metrics.publishes.labels("refused").inc()
+        outcome = exc.refusal.detail
+        versions = ", ".join(str(d.version) for d in outcome.decisions)
+        raise _refusal_problem(
+            f"version {outcome.version} of {tool} breaks served versions ({versions}): each "
+            "needs to be retired or given a verified converter in this request",
+            outcome.decisions,
+            outcome,
+        ) from exc
+    except ApiError:
+        svc.metrics.publishes.labels("invalid").inc()
+        raise
+    except (NotFound, IllegalTransition) as exc:
+        svc.metrics.publishes.labels("invalid").inc()
+        raise ApiError("illegal-transition", str(exc)) from exc
+    svc.metrics.publishes.labels("created" if result.created else "existing").inc()
+    version = result.version
+    return Response(
+        PublishAnswer(
+            version=version.version,
+            digest=version.digest,
+            state=version.state,
+            report=outcomes[-1].report if outcomes else None,
+            created=result.created,
+            retired=result.retired,
+            deprecated=result.deprecated,
+        ),
+        status_code=201 if result.created else 200,
+        headers={"Location": _version_path(ns, tool, version.version)},
+    )
+
+
+def _version_path(ns: str, tool: str, version: int) -> str:
+    return f"/v1/namespaces/{ns}/tools/{tool}/versions/{version}"
+
+
+@post(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
+    summary="Dry run of publish: the report and the decisions still missing",
+    status_code=200,
+)
+async def check(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    tool: FromPath[str],
+    data: JSONBody[PublishRequest],
+) -> CheckAnswer:
+    definition, digest = _validated(ns, tool, data)
+    svc = await _reader(request, ns)
+    state = await repository.load_tool_state(svc.database, ns, tool)
+    existing = next((v for v in state.versions if v.digest == digest), None)
+    if existing is not None:
+        return CheckAnswer(
+            version=existing.version,
+            digest=digest,
+            state=existing.state,
+            report=None,
+            accepted=True,
+            existing=True,
+            decisions=[],
+        )
+    outcome = _plan(svc, state, definition, digest, data)
+    return CheckAnswer(
+        version=outcome.version,
+        digest=digest,
+        state="active",
+        report=outcome.report,
+        accepted=outcome.accepted,
+        existing=False,
+        decisions=outcome.decisions,
+    )
+
+
+# -- history ---------------------------------------------------------------
+
+
+async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> Version:
+    found = await repository.get_version(svc.database, ns, tool, number)
+    if found is None:
+        raise ApiError("not-found", f"version {number} of {ns}/{tool} does not exist")
+    return found
+
+
+@get("/v1/namespaces/{ns:str}/tools/{tool:str}/versions", summary="A tool's history, newest last")
+async def history(
+    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str]
+) -> History:
+    namespace_name(ns)
+    tool_name(tool)
+    svc = await _reader(request, ns)
+    versions = await repository.get_history(svc.database, ns, tool)
+    if not versions:
+        raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
+    return History(versions)
+
+
+@get("/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}", summary="One version")
+async def get_version(
+    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str], n: FromPath[str]
+) -> Version:
+    namespace_name(ns)
+    tool_name(tool)
+    number = version_number(n)
+    svc = await _reader(request, ns)
+    return await _existing_version(svc, ns, tool, number)
+
+
+@get(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/diff",
+    summary="The change report from version `against` to version n",
+)
+async def diff(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    tool: FromPath[str],
+    n: FromPath[str],
+    against: FromQuery[str],
+) -> DiffAnswer:
+    namespace_name(ns)
+    tool_name(tool)
+    number, other = version_number(n), version_number(against)
+    svc = await _reader(request, ns)
+    new = await _existing_version(svc, ns, tool, number)
+    old = await _existing_version(svc, ns, tool, other)
+    return DiffAnswer(ns, tool, number, other, svc.finder.report(old, new))
+
+
+# -- lifecycle ---------------------------------------------------------------
+
+
+def _route_guard(svc: Services, number: int, sunset: Any = None, *, retiring: bool) -> Any:
+    def guard(state: ToolState) -> None:
+        decisions = (
+            check_retire(state, number, svc.finder)
+            if retiring
+            else check_deprecate(state, number, sunset, svc.finder)
+        )
+        if decisions:
+            what = "retiring" if retiring else "a sunset on"
+            raise _refusal_problem(
+                f"{what} version {number} would leave served versions without a route to "
+                f"current: {', '.join(str(d.version) for d in decisions)}",
+                decisions,
+            )
+
+    return guard
+
+
+async def _lifecycle_call(coro: Any, ns: str, tool: str, number: int) -> Version:
+    try:
+        record: Version = await coro
+    except NotFound as exc:
+        raise ApiError("not-found", str(exc)) from exc
+    except IllegalTransition as exc:
+        raise ApiError("illegal-transition", str(exc)) from exc
+    return record
+
+
+@post(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/deprecate",
+    summary="Deprecate a version, with an optional sunset",
+    status_code=200,
+)
+async def deprecate(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    tool: FromPath[str],
+    n: FromPath[str],
+    data: JSONBody[JSONBody][DeprecateRequest | None] = None,
+) -> Version:
+    namespace_name(ns)
+    tool_name(tool)
+    number = version_number(n)
+    svc = await _writer(request, ns)
+    sunset = data.sunset if data is not None else None
+    return await _lifecycle_call(
+        repository.deprecate(
+            svc.database,
+            ns,
+            tool,
+            number,
+            sunset=sunset,
+            actor=actor(request),
+            request_id=request_id(request),
+            guard=_route_guard(svc, number, sunset, retiring=False),
+        ),
+        ns,
+        tool,
+        number,
+    )
+
+
+@post(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/retire",
+    summary="Retire a version (final)",
+    status_code=200,
+)
+async def retire(
+    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str], n: FromPath[str]
+) -> Version:
+    namespace_name(ns)
+    tool_name(tool)
+    number = version_number(n)
+    svc = await _writer(request, ns)
+    return await _lifecycle_call(
+        repository.retire(
+            svc.database,
+            ns,
+            tool,
+            number,
+            actor=actor(request),
+            request_id=request_id(request),
+            guard=_route_guard(svc, number, retiring=True),
+        ),
+        ns,
+        tool,
+        number,
+    )
+
+
+# -- converters and aliases ----------------------------------------------------
+
+
+@post(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/converters",
+    summary="Register a verified converter",
+    status_code=201,
+)
+async def register_converter(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    tool: FromPath[str],
+    data: JSONBody[ConverterBody],
+) -> Response[ConverterAnswer]:
+    namespace_name(ns)
+    tool_name(tool)
+    svc = await _writer(request, ns)
+    if data.from_ == data.to:
+        raise ApiError("request-invalid", "a converter goes from one version to another")
+    source = await _existing_version(svc, ns, tool, data.from_)
+    target = await _existing_version(svc, ns, tool, data.to)
+    try:
+        report = verify_converter(source, target, data.ops, svc.finder)
+    except PolicyError as exc:
+        raise _policy_problem(exc) from exc
+    try:
+        converter, created = await repository.register_converter(
+            svc.database,
+            ns,
+            tool,
+            data.from_,
+            data.to,
+            data.ops,
+            actor=actor(request),
+            request_id=request_id(request),
+        )
+    except Conflict as exc:
+        raise ApiError("conflict", str(exc)) from exc
+    return Response(
+        ConverterAnswer(
+            namespace=ns,
+            tool=tool,
+            from_=converter.from_version,
+            to=converter.to_version,
+            ops=converter.ops,
+            created=created,
+            report=report,
+        ),
+        status_code=201 if created else 200,
+    )
+
+
+@put("/v1/namespaces/{ns:str}/aliases/{alias:str}", summary="Create or re-point an alias")
+async def set_alias(
+    request: Request[Any, Any, Any],
+    ns: FromPath[str],
+    alias: FromPath[str],
+    data: JSONBody[AliasRequest],
+) -> Response[AliasAnswer]:
+    namespace_name(ns)
+    tool_name(alias, "alias")
+    tool_name(data.target, "target tool")
+    tool_name(data.contract.tool, "contract tool")
+    svc = await _writer(request, ns)
+    if await repository.get_version(svc.database, ns, alias, 1) is not None:
+        raise ApiError("conflict", f"{alias} is a tool of {ns}; an alias needs a free name")
+    try:
+        change = await repository.set_alias(
+            svc.database,
+            ns,
+            alias,
+            target_tool=data.target,
+            contract_tool=data.contract.tool,
+            contract_version=data.contract.version,
+            actor=actor(request),
+            request_id=request_id(request),
+        )
+    except NotFound as exc:
+        raise ApiError("not-found", str(exc)) from exc
+    routed = False
+    if data.contract.tool == data.target:
+        state = await repository.load_tool_state(svc.database, ns, data.target)
+        current = state.current
+        routed = current is not None and (
+            svc.finder.route(
+                state.versions,
+                state.converters,
+                start=data.contract.version,
+                target=current.version,
+            )
+            is not None
+        )
+    message = (
+        f"{alias} resolves to {data.target}, speaking version {data.contract.version}"
+        if routed
+        else f"{alias} has no verified route from {data.contract.tool} version "
+        f"{data.contract.version} to the current {data.target}: calls through it are refused "
+        "with schema_version_mismatch until a converter provides one"
+    )
+    return Response(
+        AliasAnswer(
+            namespace=ns,
+            name=alias,
+            target=data.target,
+            contract=ContractRef(data.contract.tool, data.contract.version),
+            routed=routed,
+            message=message,
+            changed=change.changed,
+        ),
+        status_code=201 if change.previous is None else 200,
+    )
+
+
+HANDLERS = [
+    list_namespaces,
+    create_namespace,
+    list_tools,
+    publish,
+    check,
+    history,
+    get_version,
+    diff,
+    deprecate,
+    retire,
+    register_converter,
+    set_alias,
+]

@@ -1,0 +1,11 @@
+"""The registry's rules, pure (no I/O): what may be published, routes, the toolset payload.
+
+* `routes`: `RouteFinder`, identity steps and converters from a version to current.
+* `publishing`: `plan_publish` (DESIGN.md "Publishing rule"), `verify_converter`,
+  `check_retire`, and the request/outcome Structs.
+* `toolset`: `build_toolset`, the sync payload.
+* `verify`: `verify_listing`, a `tools/list` result against the stored versions.
+
+The service (`registry.api`) runs them on what `registry.store` reads; the
+offline `registry check` runs them on a saved toolset. Base install only.
+"""

@@ -1,0 +1,454 @@
+"""The publishing rule of DESIGN.md, as pure functions over a tool's stored state.
+
+    outcome = plan_publish(state, definition, digest, request, finder)
+    outcome.accepted      # False: `outcome.decisions` lists what the publisher still owes
+
+The store calls this inside the publish transaction, under the tool's lock
+(`registry.store.repository.publish`'s `decide` seam), and the dry run
+(`.../check`) calls it on an unlocked read. It never touches a database.
+
+1. The request names versions that exist; converters parse and are verified
+   (the operations applied to the old version's input schema leave nothing
+   breaking against the new definition; breaking output or annotation changes
+   cannot be converted away).
+2. Every served version that is not retired in this request needs a route to
+   the new version (identity steps over non-breaking changes, converters).
+3. Every alias whose contract had a route to the old current keeps one.
+4. Otherwise the outcome is refused, with a `Decision` per version or alias:
+   the kinds that break it, the report, and the options (`retire`, `converter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from registry.compat import (
+    ChangeReport,
+    ClassificationError,
+    ConverterError,
+    Severity,
+    parse_ops,
+    verify,
+)
+from registry.compat.kinds import worst
+from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
+
+__all__ = [
+    "AliasLike",
+    "ConverterRequest",
+    "Decision",
+    "DeprecationRequest",
+    "NewVersion",
+    "PolicyError",
+    "PublishOutcome",
+    "PublishRequest",
+    "ToolStateLike",
+    "VersionReport",
+    "check_deprecate",
+    "check_retire",
+    "plan_publish",
+    "verify_converter",
+]
+
+
+class PolicyError(ValueError):
+    """A request the rule refuses before any classification of routes (422).
+
+    `code` is a stable name (`version-not-found`, `converter-invalid`,
+    `converter-unverified`, `request-invalid`); `report` is set for an
+    unverified converter.
+    """
+
+    def __init__(
+        self, code: str, message: str, *, pointer: str = "", report: ChangeReport | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.pointer = pointer
+        self.report = report
+
+
+# -- what the rule reads -----------------------------------------
+
+
+class AliasLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def target_tool(self) -> str: ...
+    @property
+    def contract_tool(self) -> str: ...
+    @property
+    def contract_version(self) -> int: ...
+
+
+class ToolStateLike(Protocol):
+    """A tool as stored (`registry.store.ToolState` fits): versions oldest first."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def versions(self) -> Sequence[VersionLike]: ...
+    @property
+    def converters(self) -> Sequence[ConverterLike]: ...
+    @property
+    def aliases(self) -> Sequence[AliasLike]: ...
+    @property
+    def next_version(self) -> int: ...
+
+
+# -- the request (the body of POST .../versions and .../check) -------------
+
+
+class DeprecationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    version: int
+    sunset: datetime | None = None
+
+
+class ConverterRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A converter from version `from` to the version being published."""
+
+    from_: int = msgspec.field(name="from")
+    ops: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    definition: dict[str, Any]
+    retire: list[int] = msgspec.field(default_factory=list)
+    deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
+    converters: list[ConverterRequest] = msgspec.field(default_factory=list)
+
+
+# -- the outcome ---------------------------------------------------
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """A decision the publisher still owes: one per served version (or alias) left without
+    a route. `options` are what would settle it: `retire` (the version) or `converter`
+    (from it, verified); `suggested_ops` come from the report."""
+
+    version: int
+    alias: str | None = None
+    state: str
+    message: str
+    options: list[Literal["retire", "converter"]]
+    kinds: list[str]
+    suggested_ops: list[dict[str, Any]]
+    report: ChangeReport
+
+
+class VersionReport(msgspec.Struct, frozen=True):
+    version: int
+    report: ChangeReport
+
+
+class NewVersion(msgspec.Struct, frozen=True):
+    """The version being published, in the shape the route search reads."""
+
+    version: int
+    digest: str
+    definition: dict[str, Any]
+    state: str = "active"
+
+
+class PublishOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    digest: str
+    accepted: bool
+    report: ChangeReport | None  # against the current version; None for a first version
+    decisions: list[Decision]
+    reports: list[VersionReport]  # current's, and those of versions needing a decision
+    retire: list[int]
+    deprecate: list[DeprecationRequest]
+    converters: list[ConverterRequest]
+
+
+# -- the rule ------------------------------------------------------
+
+
+def plan_publish(
+    state: ToolStateLike,
+    definition: Mapping[str, Any],
+    digest: str,
+    request: PublishRequest,
+    finder: RouteFinder,
+) -> PublishOutcome:
+    """Apply the publishing rule; raises `PolicyError` for a request it cannot consider.
+
+    Every served version already has a route to the current one (this rule,
+    `check_retire` and `check_deprecate` keep it so), so when the step from
+    current to the new version exists (a non-breaking change, or a converter
+    from current in this request) every served version reaches the new one
+    through it, and nothing else is classified. Otherwise each served version
+    is searched on its own, and those left without a route become decisions.
+    """
+    versions = {v.version: v for v in state.versions}
+    new = NewVersion(version=state.next_version, digest=digest, definition=dict(definition))
+    retire = sorted(set(request.retire))
+    _check_lifecycle(state.tool, versions, retire, request.deprecate)
+    new_converters = _verified_converters(state.tool, versions, new, request.converters, finder)
+
+    served = [v for v in state.versions if v.state != "retired"]
+    current = served[-1] if served else None
+    report = finder.report(current, new) if current is not None else None
+    reports: list[VersionReport] = []
+    decisions: list[Decision] = []
+    if current is not None and report is not None:
+        reports.append(VersionReport(current.version, report))
+        steps_from_current = report.severity is not Severity.BREAKING or any(
+            c.from_version == current.version for c in new_converters
+        )
+        if not steps_from_current:
+            everything: list[VersionLike] = [*state.versions, new]
+            converters: list[ConverterLike] = [*state.converters, *new_converters]
+            for version in reversed(served):
+                if version.version in retire:
+                    continue
+                route = finder.route(
+                    everything, converters, start=version.version, target=new.version
+                )
+                if route is not None:
+                    continue
+                version_report = report if version is current else finder.report(version, new)
+                if version is not current:
+                    reports.append(VersionReport(version.version, version_report))
+                decisions.append(
+                    _decision(
+                        version.version,
+                        version.state,
+                        version_report,
+                        f"version {version.version} of {state.tool} is still served and has "
+                        f"no route to version {new.version}: retire it, or register a "
+                        "converter from it in this request",
+                        ["retire", "converter"],
+                    )
+                )
+            decisions += _orphaned_aliases(state, everything, converters, current, new, finder)
+    return PublishOutcome(
+        version=new.version,
+        digest=digest,
+        accepted=not decisions,
+        report=report,
+        decisions=decisions,
+        reports=reports,
+        retire=retire,
+        deprecate=list(request.deprecate),
+        converters=list(request.converters),
+    )
+
+
+def _orphaned_aliases(
+    state: ToolStateLike,
+    everything: Sequence[VersionLike],
+    converters: Sequence[ConverterLike],
+    current: VersionLike,
+    new: NewVersion,
+    finder: RouteFinder,
+) -> list[Decision]:
+    """Aliases that reach the current version today and would not reach the new one."""
+    decisions = []
+    old_converters = [c for c in converters if c.to_version != new.version]
+    old_versions = [v for v in everything if v.version != new.version]
+    by_number = {v.version: v for v in everything}
+    for alias in state.aliases:
+        if alias.target_tool != state.tool or alias.contract_tool != state.tool:
+            continue
+        start = alias.contract_version
+        before = finder.route(old_versions, old_converters, start=start, target=current.version)
+        if before is None:
+            continue
+        if finder.route(everything, converters, start=start, target=new.version) is not None:
+            continue
+        contract = by_number[start]
+        decisions.append(
+            _decision(
+                start,
+                contract.state,
+                finder.report(contract, new),
+                f"alias {alias.name} speaks version {start} of {state.tool} and would lose "
+                f"its route: register a converter from version {start} in this request",
+                ["converter"],
+                alias=alias.name,
+            )
+        )
+    return decisions
+
+
+def _decision(
+    version: int,
+    state: str,
+    report: ChangeReport,
+    message: str,
+    options: list[Literal["retire", "converter"]],
+    *,
+    alias: str | None = None,
+) -> Decision:
+    breaking = report.breaking
+    return Decision(
+        version=version,
+        alias=alias,
+        state=state,
+        message=message,
+        options=options,
+        kinds=sorted({c.kind.value for c in breaking}),
+        suggested_ops=[c.suggested_op for c in breaking if c.suggested_op is not None],
+        report=report,
+    )
+
+
+def _check_lifecycle(
+    tool: str,
+    versions: Mapping[int, VersionLike],
+    retire: Sequence[int],
+    deprecate: Sequence[DeprecationRequest],
+) -> None:
+    for index, number in enumerate(retire):
+        if number not in versions:
+            raise PolicyError(
+                "version-not-found",
+                f"retire: version {number} of {tool} does not exist",
+                pointer=f"/retire/{index}",
+            )
+    for index, deprecation in enumerate(deprecate):
+        pointer = f"/deprecate/{index}/version"
+        version = versions.get(deprecation.version)
+        if version is None:
+            raise PolicyError(
+                "version-not-found",
+                f"deprecate: version {deprecation.version} of {tool} does not exist",
+                pointer=pointer,
+            )
+        if deprecation.version in retire:
+            raise PolicyError(
+                "request-invalid",
+                f"version {deprecation.version} is both deprecated and retired in this request",
+                pointer=pointer,
+            )
+        if version.state == "retired":
+            raise PolicyError(
+                "illegal-transition",
+                f"deprecate: version {deprecation.version} of {tool} is retired; "
+                "a state only moves forward",
+                pointer=pointer,
+            )
+
+
+def _verified_converters(
+    tool: str,
+    versions: Mapping[int, VersionLike],
+    new: NewVersion,
+    requested: Sequence[ConverterRequest],
+    finder: RouteFinder,
+) -> list[ConverterLike]:
+    seen: set[int] = set()
+    verified: list[ConverterLike] = []
+    for index, converter in enumerate(requested):
+        pointer = f"/converters/{index}"
+        source = versions.get(converter.from_)
+        if source is None:
+            raise PolicyError(
+                "version-not-found",
+                f"converter from version {converter.from_}: no such version of {tool}",
+                pointer=f"{pointer}/from",
+            )
+        if converter.from_ in seen:
+            raise PolicyError(
+                "request-invalid",
+                f"two converters from version {converter.from_}",
+                pointer=f"{pointer}/from",
+            )
+        seen.add(converter.from_)
+        verify_converter(source, new, converter.ops, finder, pointer=pointer)
+        verified.append(_StagedConverter(converter.from_, new.version, converter.ops))
+    return verified
+
+
+class _StagedConverter(msgspec.Struct, frozen=True):
+    from_version: int
+    to_version: int
+    ops: list[dict[str, Any]]
+
+
+def verify_converter(
+    source: VersionLike,
+    target: VersionLike,
+    raw_ops: Any,
+    finder: RouteFinder,
+    *,
+    pointer: str = "",
+) -> ChangeReport:
+    """The converter's report; raises `PolicyError` unless the converter is verified.
+
+    Its input part is `compat.verify` (the operations applied to the source's
+    input schema, classified against the target's); the rest of the definition
+    (output schema, annotations) is classified as is, since no argument
+    converter can repair what callers read back.
+    """
+    try:
+        ops = parse_ops(raw_ops)
+        input_report = verify(ops, source.definition, target.definition)
+    except (ConverterError, ClassificationError) as exc:
+        raise PolicyError(
+            "converter-invalid",
+            f"converter from version {source.version}: {exc}",
+            pointer=f"{pointer}/ops",
+        ) from exc
+    rest = [
+        c for c in finder.report(source, target).changes if not c.path.startswith("/inputSchema")
+    ]
+    changes = input_report.changes + rest
+    report = ChangeReport(severity=worst([c.severity for c in changes]), changes=changes)
+    if report.severity is Severity.BREAKING:
+        kinds = ", ".join(sorted({c.kind.value for c in report.breaking}))
+        raise PolicyError(
+            "converter-unverified",
+            f"the converter from version {source.version} to {target.version} leaves "
+            f"breaking changes: {kinds}",
+            pointer=pointer,
+            report=report,
+        )
+    return report
+
+
+def check_retire(state: ToolStateLike, number: int, finder: RouteFinder) -> list[Decision]:
+    """What retiring version `number` would leave without a route to the new current.
+
+    Retiring the current version makes the next older served one current; every
+    other served version must still reach it. Empty when the retirement is safe.
+    """
+    served = [v for v in state.versions if v.state != "retired" and v.version != number]
+    if not served:
+        return []
+    current = served[-1]
+    decisions = []
+    for version in served[:-1]:
+        if (
+            finder.route(
+                state.versions, state.converters, start=version.version, target=current.version
+            )
+            is None
+        ):
+            decisions.append(
+                _decision(
+                    version.version,
+                    version.state,
+                    finder.report(version, current),
+                    f"retiring version {number} makes version {current.version} current, "
+                    f"and version {version.version} has no route to it",
+                    ["retire", "converter"],
+                )
+            )
+    return decisions
+
+
+def check_deprecate(
+    state: ToolStateLike, number: int, sunset: datetime | None, finder: RouteFinder
+) -> list[Decision]:
+    """A sunset retires the version when it passes, with no write to check it then:
+    so a deprecation with a sunset must be as safe as retiring the version now."""
+    return [] if sunset is None else check_retire(state, number, finder)
