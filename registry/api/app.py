@@ -43,7 +43,7 @@ __all__ = ["asgi", "create_app"]
 _log = structlog.get_logger("registry.api")
 
 # Errors that mean "the database is not there right now": 503 + Retry-After, not 500.
-DATABASE_DOWN: tuple[type[BaseException], ...] = (
+DATABASE_DOWN: tuple[type[Exception], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.OperatorInterventionError,

@@ -418,7 +418,7 @@ async def deprecate(
     ns: FromPath[str],
     tool: FromPath[str],
     n: FromPath[str],
-    data: JSONBody[JSONBody][DeprecateRequest | None] = None,
+    data: JSONBody[DeprecateRequest | None] = None,
 ) -> Version:
     namespace_name(ns)
     tool_name(tool)

@@ -435,9 +435,7 @@ def _check_shape(value: Any, shape: _Shape, pointer: str, name: str) -> None:
         return
     if not isinstance(value, Mapping):
         hint = " (use {} to declare the feature)" if value is True else ""
-        raise CapabilityError(
-            f"`{name}` must be an object, not {_json_type(value)}{hint}", pointer
-        )
+        raise CapabilityError(f"`{name}` must be an object, not {_json_type(value)}{hint}", pointer)
     if shape == "objects":
         for key, item in value.items():
             if not isinstance(item, Mapping):
@@ -485,9 +483,7 @@ def parse_initialize(raw: bytes | str | Mapping[str, Any]) -> CapturedInitialize
         except msgspec.DecodeError as exc:
             raise CapabilityError(f"not JSON: {exc}") from None
     if not isinstance(document, Mapping):
-        raise CapabilityError(
-            f"an initialize result is a JSON object, not {_json_type(document)}"
-        )
+        raise CapabilityError(f"an initialize result is a JSON object, not {_json_type(document)}")
     base = ""
     if "jsonrpc" in document and "result" in document:
         document, base = document["result"], "/result"
@@ -589,18 +585,14 @@ def _answer(captured: CapturedInitialize, req: Requirement) -> tuple[bool, str]:
     method, path = req.method, req.capability
     revision = _revision_of(captured.protocolVersion)
     if revision is not None and not req.in_revision(revision):
-        change = (
-            f"added in {req.since}" if revision < req.since else f"removed in {req.until}"
-        )
-        return False, (
-            f"protocol revision {captured.protocolVersion} has no `{method}` ({change})"
-        )
+        change = f"added in {req.since}" if revision < req.since else f"removed in {req.until}"
+        return False, (f"protocol revision {captured.protocolVersion} has no `{method}` ({change})")
     if path is None:
         return True, f"`{method}` needs no capability"
     if req.side == "client":
         return False, (
-            f"`{method}` is sent by the server and answered by the client: it needs the "
-            f"client's `{path}` capability, which a server's initialize result does not declare"
+            f"`{method}` depends on the client's `{path}` capability, not the server's: "
+            f"a server's initialize result does not declare it"
         )
     state = capability_state(captured.capabilities, path)
     if state == "declared":
