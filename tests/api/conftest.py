@@ -1,7 +1,7 @@
 """A real registry per test: the app served by uvicorn on a loopback port, a fresh database.
 
-    async def test_x(registry):      # registry.client: httpx.AsyncClient with the admin token
-        r = await registry.client.get("/v1/namespaces")
+async def test_x(registry):      # registry.client: httpx.AsyncClient with the admin token
+    r = await registry.client.get("/v1/namespaces")
 """
 
 from __future__ import annotations

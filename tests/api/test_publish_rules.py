@@ -139,9 +139,7 @@ async def test_check_stores_nothing_and_names_the_missing_decisions(registry: Re
 
 async def test_diff_deprecate_and_sunset(registry: Registry) -> None:
     assert (await _publish(registry, {"definition": SEARCH_V1})).status_code == 201
-    assert (
-        await _publish(registry, {"definition": SEARCH_V2, "retire": [1]})
-    ).status_code == 201
+    assert (await _publish(registry, {"definition": SEARCH_V2, "retire": [1]})).status_code == 201
     diff = await registry.client.get(f"{SEARCH}/versions/2/diff", params={"against": "1"})
     assert diff.status_code == 200
     assert diff.json()["report"]["severity"] == "breaking"

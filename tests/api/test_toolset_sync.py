@@ -31,7 +31,9 @@ async def test_etag_and_304(registry: Registry) -> None:
     assert unchanged.status_code == 304
     assert unchanged.content == b""
     assert unchanged.headers["etag"] == etag
-    other = await registry.client.get(TOOLSET, headers={"If-None-Match": '"sha256:' + "0" * 64 + '"'})
+    other = await registry.client.get(
+        TOOLSET, headers={"If-None-Match": '"sha256:' + "0" * 64 + '"'}
+    )
     assert other.status_code == 200
     missing = await registry.client.get("/v1/namespaces/nowhere/toolset")
     assert missing.status_code == 404
@@ -41,9 +43,7 @@ async def test_long_poll_times_out_with_304(registry: Registry) -> None:
     assert (await registry.client.post(VERSIONS, json={"definition": DB_QUERY_V4})).is_success
     etag = (await registry.client.get(TOOLSET)).headers["etag"]
     started = time.monotonic()
-    answer = await registry.client.get(
-        TOOLSET, params={"wait": 1}, headers={"If-None-Match": etag}
-    )
+    answer = await registry.client.get(TOOLSET, params={"wait": 1}, headers={"If-None-Match": etag})
     elapsed = time.monotonic() - started
     assert answer.status_code == 304
     assert 0.9 <= elapsed < 5
