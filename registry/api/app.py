@@ -27,7 +27,7 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import ops, sync, tools
+from registry.api import apply, capabilities, ops, sync, tools
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
 from registry.api.problems import ApiError
@@ -201,7 +201,13 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
                 await pool.close()
 
     return Litestar(
-        route_handlers=[*tools.HANDLERS, *sync.HANDLERS, *ops.HANDLERS],
+        route_handlers=[
+            *tools.HANDLERS,
+            *sync.HANDLERS,
+            *apply.HANDLERS,
+            *capabilities.HANDLERS,
+            *ops.HANDLERS,
+        ],
         state=State({"services": svc}),
         lifespan=[lifespan],
         before_request=_require_json,

@@ -1,0 +1,179 @@
+"""`POST /v1/apply`: a bundle of manifests, planned (`?plan=true`) or applied in one transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, post
+from litestar.params import FromQuery, JSONBody
+
+from registry.api.problems import ApiError
+from registry.api.services import Services, principal, request_id, services
+from registry.api.tools import namespace_name, tool_name
+from registry.canonical import digest as canonical_digest
+from registry.compat import ClassificationError
+from registry.definitions import DefinitionError, validate_definition
+from registry.policy.plan import ApplyRequest, ManifestBody, PlanAnswer, ToolPlan, plan_tool
+from registry.policy.publishing import PolicyError, plan_publish
+from registry.store import (
+    Conflict,
+    Db,
+    Deprecation,
+    IllegalTransition,
+    NewConverter,
+    NotFound,
+    PublishPlan,
+    PublishRefused,
+    Refusal,
+    ToolState,
+    repository,
+)
+from registry.store._db import transaction
+
+__all__ = ["HANDLERS"]
+
+
+def _validate(index: int, body: ManifestBody) -> str:
+    where = f"/manifests/{index}"
+    try:
+        namespace_name(body.namespace)
+        validate_definition(body.tool)
+        tool_name(body.tool["name"])
+        for alias in body.aliases:
+            tool_name(alias.name, "alias")
+    except DefinitionError as exc:
+        raise ApiError(
+            "invalid-definition", exc.message, pointer=f"{where}/tool{exc.pointer}"
+        ) from exc
+    except ApiError as exc:
+        raise ApiError("invalid-body", exc.detail, pointer=where) from exc
+    return canonical_digest(body.tool)
+
+
+async def _plans(
+    svc: Services, db: Db, bodies: list[ManifestBody], digests: list[str]
+) -> list[ToolPlan]:
+    plans = []
+    for index, (body, digest) in enumerate(zip(bodies, digests, strict=True)):
+        state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
+        aliases = await repository.list_aliases(db, body.namespace)
+        try:
+            plans.append(plan_tool(state, body, digest, svc.finder, aliases))
+        except PolicyError as exc:
+            raise ApiError(
+                exc.code,
+                f"{body.source or body.tool['name']}: {exc.message}",
+                pointer=f"/manifests/{index}{exc.pointer}",
+                report=exc.report,
+            ) from exc
+        except ClassificationError as exc:
+            raise ApiError(
+                "invalid-definition", exc.message, pointer=f"/manifests/{index}/tool{exc.pointer}"
+            ) from exc
+    return plans
+
+
+async def _execute(
+    svc: Services, conn: Db, body: ManifestBody, plan: ToolPlan, who: str | None, rid: str | None
+) -> None:
+    ns, tool = body.namespace, body.tool["name"]
+    if plan.action != "unchanged":
+
+        def decide(state: ToolState) -> PublishPlan | Refusal:
+            outcome = plan_publish(state, body.tool, plan.digest, body.request(), svc.finder)
+            if not outcome.accepted:
+                return Refusal(reason="breaking", detail=outcome)
+            return PublishPlan(
+                retire=outcome.retire,
+                deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
+                converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
+                detail={"source": body.source},
+            )
+
+        await repository.publish(conn, ns, tool, body.tool, plan.digest, decide, who, rid)
+    else:
+        for change in plan.lifecycle:
+            if change.action == "retire":
+                await repository.retire(conn, ns, tool, change.version, actor=who, request_id=rid)
+            elif change.action == "deprecate":
+                sunset = next(
+                    (d.sunset for d in body.deprecate if d.version == change.version), None
+                )
+                await repository.deprecate(
+                    conn, ns, tool, change.version, sunset=sunset, actor=who, request_id=rid
+                )
+            else:
+                assert change.to is not None
+                await repository.register_converter(
+                    conn,
+                    ns,
+                    tool,
+                    change.version,
+                    change.to,
+                    change.ops or [],
+                    actor=who,
+                    request_id=rid,
+                )
+    for alias in plan.aliases:
+        if alias.action != "unchanged":
+            await repository.set_alias(
+                conn,
+                ns,
+                alias.name,
+                target_tool=tool,
+                contract_tool=alias.contract.tool,
+                contract_version=alias.contract.version,
+                actor=who,
+                request_id=rid,
+            )
+
+
+@post("/v1/apply", summary="Plan or apply a bundle of manifests, all or nothing", status_code=200)
+async def apply(
+    request: Request[Any, Any, Any],
+    data: JSONBody[ApplyRequest],
+    plan: FromQuery[bool] = False,
+) -> PlanAnswer:
+    svc = services(request)
+    who = await principal(request)
+    digests = [_validate(i, body) for i, body in enumerate(data.manifests)]
+    seen: dict[tuple[str, str], int] = {}
+    for index, body in enumerate(data.manifests):
+        key = (body.namespace, body.tool["name"])
+        if key in seen:
+            raise ApiError(
+                "request-invalid",
+                f"two manifests for {key[0]}/{key[1]} (#{seen[key]} and #{index})",
+                pointer=f"/manifests/{index}",
+            )
+        seen[key] = index
+    for namespace in sorted({body.namespace for body in data.manifests}):
+        who.require(namespace, "publish")
+    if plan:
+        plans = await _plans(svc, svc.database, data.manifests, digests)
+        return PlanAnswer(accepted=all(p.accepted for p in plans), applied=False, tools=plans)
+    try:
+        async with transaction(svc.database) as conn:
+            plans = await _plans(svc, conn, data.manifests, digests)
+            if not all(p.accepted for p in plans):
+                refused = [f"{p.namespace}/{p.tool}" for p in plans if not p.accepted]
+                raise ApiError(
+                    "breaking-change",
+                    f"nothing was applied: {', '.join(refused)} still need decisions",
+                    decisions=[d for p in plans for d in p.decisions],
+                    reports=PlanAnswer(accepted=False, applied=False, tools=plans),
+                )
+            for body, tool_plan in zip(data.manifests, plans, strict=True):
+                await _execute(svc, conn, body, tool_plan, who.token_id, request_id(request))
+    except PublishRefused as exc:
+        raise ApiError(
+            "breaking-change",
+            "a concurrent change made this bundle breaking; nothing was applied, plan again",
+            decisions=exc.refusal.detail.decisions,
+        ) from exc
+    except (NotFound, IllegalTransition, Conflict) as exc:
+        raise ApiError("conflict", f"nothing was applied: {exc}") from exc
+    return PlanAnswer(accepted=True, applied=True, tools=plans)
+
+
+HANDLERS = [apply]

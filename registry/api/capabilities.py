@@ -1,0 +1,95 @@
+"""Capability fixtures of seed 004: the captured `initialize` result of a namespace, and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post, put
+from litestar.params import FromPath, JSONBody
+
+from registry.api.problems import ApiError
+from registry.api.services import actor, request_id
+from registry.api.tools import _reader, _writer, namespace_name
+from registry.policy.capabilities import (
+    CapabilityError,
+    CapturedInitialize,
+    CheckResult,
+    check_methods,
+    parse_initialize,
+)
+from registry.store import repository
+
+__all__ = ["HANDLERS"]
+
+
+class CapabilitiesRecord(msgspec.Struct):
+    namespace: str
+    seq: int
+    created_at: Any
+    initialize: CapturedInitialize
+
+
+class MethodsRequest(msgspec.Struct, forbid_unknown_fields=True):
+    methods: list[str]
+
+
+@put(
+    "/v1/namespaces/{ns:str}/capabilities",
+    summary="Store a captured initialize result (immutable, versioned)",
+)
+async def put_capabilities(
+    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[dict[str, Any]]
+) -> Response[CapabilitiesRecord]:
+    namespace_name(ns)
+    svc = await _writer(request, ns)
+    try:
+        captured = parse_initialize(data)
+    except CapabilityError as exc:
+        raise ApiError("invalid-body", exc.message, pointer=exc.pointer or None) from exc
+    record, created = await repository.put_capabilities(
+        svc.database,
+        ns,
+        msgspec.to_builtins(captured),
+        actor=actor(request),
+        request_id=request_id(request),
+    )
+    return Response(
+        CapabilitiesRecord(ns, record.seq, record.created_at, captured),
+        status_code=201 if created else 200,
+    )
+
+
+async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, CapturedInitialize]:
+    namespace_name(ns)
+    svc = await _reader(request, ns)
+    record = await repository.get_capabilities(svc.database, ns)
+    if record is None:
+        raise ApiError("not-found", f"namespace {ns} has no captured capabilities")
+    return record, parse_initialize(record.document)
+
+
+@get("/v1/namespaces/{ns:str}/capabilities", summary="The latest captured initialize result")
+async def get_capabilities(
+    request: Request[Any, Any, Any], ns: FromPath[str]
+) -> CapabilitiesRecord:
+    record, captured = await _latest(request, ns)
+    return CapabilitiesRecord(ns, record.seq, record.created_at, captured)
+
+
+@post(
+    "/v1/namespaces/{ns:str}/capabilities/check",
+    summary="Which of these methods the captured capabilities do not support",
+    status_code=200,
+)
+async def check_capabilities(
+    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[MethodsRequest]
+) -> CheckResult:
+    _, captured = await _latest(request, ns)
+    try:
+        return check_methods(captured, data.methods)
+    except CapabilityError as exc:
+        raise ApiError("invalid-body", exc.message, pointer=exc.pointer or None) from exc
+
+
+HANDLERS = [put_capabilities, get_capabilities, check_capabilities]

@@ -1,0 +1,154 @@
+"""POST /v1/apply: plan, all-or-nothing apply, idempotent re-apply; capabilities endpoints."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from registry.sdk import Gate, Toolset
+from tests.api.conftest import Registry
+from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1, SEARCH_V2
+
+FILL_BOTH = [
+    {"op": "fill", "path": "/filters", "value": {}},
+    {"op": "fill", "path": "/limit", "value": 20},
+]
+
+
+def _bundle(*manifests: dict[str, Any]) -> dict[str, Any]:
+    return {"manifests": list(manifests)}
+
+
+async def _apply(registry: Registry, bundle: dict[str, Any], *, plan: bool = False) -> Any:
+    params = {"plan": "true"} if plan else {}
+    return await registry.client.post("/v1/apply", json=bundle, params=params)
+
+
+async def test_plan_then_apply_then_reapply_is_a_no_op(registry: Registry) -> None:
+    first = _bundle(
+        {"namespace": "billing", "tool": DB_QUERY_V3, "source": "tools/billing/db.query.yaml"},
+        {"namespace": "docs", "tool": SEARCH_V1},
+    )
+    planned = await _apply(registry, first, plan=True)
+    assert planned.status_code == 200, planned.text
+    assert [t["action"] for t in planned.json()["tools"]] == ["create", "create"]
+    assert planned.json()["applied"] is False
+    assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
+
+    applied = await _apply(registry, first)
+    assert applied.status_code == 200, applied.text
+    assert applied.json()["applied"] is True
+
+    second = _bundle(
+        {"namespace": "billing", "tool": DB_QUERY_V4, "retire": [1]},
+        {
+            "namespace": "docs",
+            "tool": SEARCH_V2,
+            "converters": [{"from": 1, "ops": FILL_BOTH}],
+            "aliases": [{"name": "search_v1", "contract": {"tool": "search", "version": 1}}],
+        },
+    )
+    plan = (await _apply(registry, second, plan=True)).json()
+    assert plan["accepted"] is True
+    assert [t["action"] for t in plan["tools"]] == ["new-version", "new-version"]
+    assert plan["tools"][0]["lifecycle"] == [{"action": "retire", "version": 1}]
+    assert plan["tools"][1]["aliases"][0]["action"] == "create"
+    assert plan["tools"][1]["aliases"][0]["routed"] is True
+    assert (await _apply(registry, second)).status_code == 200
+
+    toolset = Toolset.from_json((await registry.client.get("/v1/namespaces/docs/toolset")).content)
+    decision = Gate(toolset).check("search_v1", {"query": "q"}, {})
+    assert decision.accepted and decision.arguments == {"query": "q", "filters": {}, "limit": 20}
+
+    events_before = len((await registry.client.get("/v1/audit")).json()["events"])
+    again = await _apply(registry, second)
+    assert again.status_code == 200
+    assert [t["action"] for t in again.json()["tools"]] == ["unchanged", "unchanged"]
+    assert all(t["lifecycle"] == [] for t in again.json()["tools"])
+    assert len((await registry.client.get("/v1/audit")).json()["events"]) == events_before
+
+
+async def test_a_refused_manifest_applies_nothing(registry: Registry) -> None:
+    assert (
+        await _apply(registry, _bundle({"namespace": "billing", "tool": DB_QUERY_V3}))
+    ).is_success
+    wider = copy.deepcopy(SEARCH_V1)
+    bundle = _bundle(
+        {"namespace": "docs", "tool": wider},
+        {"namespace": "billing", "tool": DB_QUERY_V4},  # breaking, no decision
+    )
+    plan = (await _apply(registry, bundle, plan=True)).json()
+    assert [t["accepted"] for t in plan["tools"]] == [True, False]
+    assert plan["tools"][1]["decisions"][0]["version"] == 1
+    refused = await _apply(registry, bundle)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["decisions"][0]["version"] == 1
+    assert (await registry.client.get("/v1/namespaces/docs/tools")).status_code == 404
+
+
+async def test_lifecycle_intents_apply_to_an_unchanged_definition(registry: Registry) -> None:
+    bundle = _bundle({"namespace": "billing", "tool": DB_QUERY_V4})
+    assert (await _apply(registry, bundle)).is_success
+    with_sunset = _bundle(
+        {
+            "namespace": "billing",
+            "tool": DB_QUERY_V4,
+            "deprecate": [{"version": 1, "sunset": "2099-06-01T00:00:00Z"}],
+        }
+    )
+    plan = (await _apply(registry, with_sunset, plan=True)).json()["tools"][0]
+    assert plan["action"] == "unchanged"
+    assert plan["lifecycle"] == [
+        {"action": "deprecate", "version": 1, "sunset": "2099-06-01T00:00:00Z"}
+    ]
+    assert (await _apply(registry, with_sunset)).is_success
+    version = await registry.client.get("/v1/namespaces/billing/tools/db.query/versions/1")
+    assert version.json()["state"] == "deprecated"
+    again = (await _apply(registry, with_sunset, plan=True)).json()["tools"][0]
+    assert again["lifecycle"] == []
+
+
+async def test_apply_needs_publish_on_every_namespace(registry: Registry) -> None:
+    async with registry.anonymous() as anonymous:
+        answer = await anonymous.post(
+            "/v1/apply", json=_bundle({"namespace": "billing", "tool": DB_QUERY_V4})
+        )
+        assert answer.status_code == 401
+    duplicate = _bundle(
+        {"namespace": "billing", "tool": DB_QUERY_V4}, {"namespace": "billing", "tool": DB_QUERY_V3}
+    )
+    answer = await _apply(registry, duplicate)
+    assert answer.status_code == 422
+    assert answer.json()["pointer"] == "/manifests/1"
+
+
+async def test_capabilities_fixture_and_check(registry: Registry) -> None:
+    captured = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {"listChanged": True}, "resources": {}},
+        "serverInfo": {"name": "billing", "version": "1.4.0"},
+    }
+    stored = await registry.client.put("/v1/namespaces/billing/capabilities", json=captured)
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["seq"] == 1
+    same = await registry.client.put("/v1/namespaces/billing/capabilities", json=captured)
+    assert same.status_code == 200 and same.json()["seq"] == 1
+    latest = await registry.client.get("/v1/namespaces/billing/capabilities")
+    assert latest.json()["initialize"]["capabilities"]["resources"] == {}
+    check = await registry.client.post(
+        "/v1/namespaces/billing/capabilities/check",
+        json={"methods": ["tools/list", "resources/list", "resources/subscribe", "prompts/get"]},
+    )
+    assert check.status_code == 200, check.text
+    unmet = {u["method"]: u["requires"] for u in check.json()["unmet"]}
+    assert unmet == {"resources/subscribe": "resources.subscribe", "prompts/get": "prompts"}
+    unknown = await registry.client.post(
+        "/v1/namespaces/billing/capabilities/check", json={"methods": ["tools/lists"]}
+    )
+    assert unknown.status_code == 422
+    bad = await registry.client.put(
+        "/v1/namespaces/billing/capabilities",
+        json=dict(captured, capabilities={"resources": True}),
+    )
+    assert bad.status_code == 422
+    assert bad.json()["pointer"] == "/capabilities/resources"
