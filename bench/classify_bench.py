@@ -9,6 +9,22 @@ repository root), it times `classify(old, new)` per pair, and in the same run
 timeout. Then it times a synthetic schema of 2,000 properties nested 6 deep
 against a lightly mutated copy. Targets: median <= 200 us per pair,
 >= 100x faster than jsonsubschema, synthetic < 50 ms.
+
+How the ratio is measured: the pairs are taken in chunks of CHUNK; for each
+chunk, jsonsubschema runs on its pairs (in its worker), then classify runs on
+the same pairs here, so a change in the machine's load during the run reaches
+both sides alike. The ratio is of the medians over the pairs jsonsubschema
+completed: classify's first call on each pair against jsonsubschema's one
+call. A process that has just slept (here, waiting for the worker) runs its
+next short call several times slower; jsonsubschema's calls last
+milliseconds and absorb that, so one untimed classify call on a small pair
+outside the corpus (WARM_UP) precedes each chunk's timed calls. classify does
+the whole job (tool fields, input and output schemas, witnesses checked with
+python-jsonschema); jsonsubschema answers one yes/no question on the input
+schemas. Neither side's import or process start is timed. The synthetic
+verdict is on the median call; the slowest (the first included) is shown.
+The machine's load average is printed before and after: compare runs by
+their ratio, not by absolute times.
 """
 
 from __future__ import annotations
@@ -52,12 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs, skipped = load_pairs(args.corpus, args.limit)
     print(f"corpus: {args.corpus}: {len(pairs)} pairs ({skipped} without a new version skipped)")
-
-    first, warm = time_classify(pairs)
-    rows = [
-        ("classify, first call", first, "us"),
-        (f"classify, median of {WARM_REPEATS} calls", warm, "us"),
-    ]
+    load_before = _load_average()
 
     subschema: SubschemaTimes | None = None
     if args.no_jsonsubschema:
@@ -65,12 +76,27 @@ def main(argv: list[str] | None = None) -> int:
     elif importlib.util.find_spec("jsonsubschema") is None:
         print("jsonsubschema: not installed (pip install -e '.[bench]'); comparison skipped")
     else:
-        subschema = time_jsonsubschema(pairs, args.timeout)
+        subschema = SubschemaTimes()
+    first, warm = time_pairs(pairs, subschema, args.timeout)
+    rows = [
+        ("classify, first call", first, "us"),
+        (f"classify, median of {WARM_REPEATS} calls", warm, "us"),
+    ]
+    if subschema is not None:
         rows.append(("jsonsubschema isSubschema", subschema.seconds, "us"))
 
-    synthetic_ms = time_synthetic()
-    print_table(rows, first, subschema, synthetic_ms)
+    synthetic_first, synthetic = time_synthetic()
+    print_table(rows, first, subschema, synthetic_first, synthetic)
+    print(f"load average (1, 5, 15 min) before: {load_before}; after: {_load_average()}")
     return 0
+
+
+def _load_average() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 # -- corpus --------------------------------------------------------------------------
@@ -90,13 +116,33 @@ def load_pairs(path: Path, limit: int | None) -> tuple[list[tuple[Any, Any]], in
     return pairs, skipped
 
 
-def time_classify(pairs: list[tuple[Any, Any]]) -> tuple[list[float], list[float]]:
-    """Seconds per pair: the first call, and the median of further calls."""
+CHUNK = 20
+WARM_UP: tuple[dict[str, Any], dict[str, Any]] = (
+    {"name": "warm_up", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+    {"name": "warm_up", "inputSchema": {"type": "object", "properties": {"b": {"type": "string"}}}},
+)
+
+
+def time_pairs(
+    pairs: list[tuple[Any, Any]], subschema: SubschemaTimes | None, timeout: float
+) -> tuple[list[float], list[float]]:
+    """Seconds per pair: classify's first call, and the median of further
+    calls; with `subschema`, jsonsubschema's calls on each chunk of pairs
+    just before classify's."""
     first: list[float] = []
     warm: list[float] = []
-    for old, new in pairs:
-        first.append(_time_classify(old, new))
-        warm.append(statistics.median(_time_classify(old, new) for _ in range(WARM_REPEATS)))
+    worker = _Worker() if subschema is not None else None
+    for start in range(0, len(pairs), CHUNK):
+        chunk = pairs[start : start + CHUNK]
+        if worker is not None and subschema is not None:
+            for index, (old, new) in enumerate(chunk, start):
+                worker = _time_subschema(worker, subschema, index, old, new, timeout)
+        classify(*WARM_UP)  # untimed: back to running after waiting for the worker
+        for old, new in chunk:
+            first.append(_time_classify(old, new))
+            warm.append(statistics.median(_time_classify(old, new) for _ in range(WARM_REPEATS)))
+    if worker is not None:
+        worker.stop()
     return first, warm
 
 
@@ -153,27 +199,26 @@ class _Worker:
             self.process.join()
 
 
-def time_jsonsubschema(pairs: list[tuple[Any, Any]], timeout: float) -> SubschemaTimes:
-    times = SubschemaTimes()
-    worker = _Worker()
-    for index, (old, new) in enumerate(pairs):
-        old_input = copy.deepcopy(old.get("inputSchema"))
-        new_input = copy.deepcopy(new.get("inputSchema"))
-        worker.connection.send((old_input, new_input))
-        if not worker.connection.poll(timeout):
-            times.timeouts += 1
-            worker.process.kill()
-            worker.process.join()
-            worker = _Worker()
-            continue
-        status, _, seconds = worker.connection.recv()
-        if status == "ok":
-            times.seconds.append(seconds)
-            times.classify_on_same.append(index)
-        else:
-            times.errors += 1
-    worker.stop()
-    return times
+def _time_subschema(
+    worker: _Worker, times: SubschemaTimes, index: int, old: Any, new: Any, timeout: float
+) -> _Worker:
+    """One isSubschema call on the pair's input schemas; the worker to go on
+    with (a new one when this call timed out)."""
+    old_input = copy.deepcopy(old.get("inputSchema"))
+    new_input = copy.deepcopy(new.get("inputSchema"))
+    worker.connection.send((old_input, new_input))
+    if not worker.connection.poll(timeout):
+        times.timeouts += 1
+        worker.process.kill()
+        worker.process.join()
+        return _Worker()
+    status, _, seconds = worker.connection.recv()
+    if status == "ok":
+        times.seconds.append(seconds)
+        times.classify_on_same.append(index)
+    else:
+        times.errors += 1
+    return worker
 
 
 # -- synthetic schema ---------------------------------------------------------------------
@@ -229,17 +274,22 @@ def _count_properties(schema: dict[str, Any]) -> int:
     return len(props) + sum(_count_properties(p) for p in props.values() if isinstance(p, dict))
 
 
-def time_synthetic() -> list[float]:
+SYNTHETIC_REPEATS = 11
+
+
+def time_synthetic() -> tuple[float, list[float]]:
+    """Seconds: the first call, and each of further calls."""
     old_schema = synthetic_schema()
     new_schema = mutate(old_schema)
     old = {"name": "synthetic", "inputSchema": old_schema}
     new = {"name": "synthetic", "inputSchema": new_schema}
+    first = _time_classify(old, new)
     report = classify(old, new)
     print(
         f"synthetic: {_count_properties(old_schema)} properties, 6 objects deep; "
         f"{len(report.changes)} changes ({report.severity.value})"
     )
-    return [_time_classify(old, new) for _ in range(WARM_REPEATS)]
+    return first, [_time_classify(old, new) for _ in range(SYNTHETIC_REPEATS)]
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -256,6 +306,7 @@ def print_table(
     rows: list[tuple[str, list[float], str]],
     classify_first: list[float],
     subschema: SubschemaTimes | None,
+    synthetic_first: float,
     synthetic: list[float],
 ) -> None:
     print()
@@ -286,11 +337,14 @@ def print_table(
                 "  (classify first calls on the pairs jsonsubschema completed)"
             )
     synthetic_ms = statistics.median(synthetic) * 1e3
+    slowest_ms = max(synthetic_first, *synthetic) * 1e3
     verdict = "ok" if synthetic_ms < TARGET_SYNTHETIC_MS else "MISSED"
     label = "synthetic 2,000 props x 6 deep"
     print(
-        f"{label:<36} {synthetic_ms:>9.1f} ms {max(synthetic) * 1e3:>9.1f} ms"
-        f"  < {TARGET_SYNTHETIC_MS:.0f} ms: {verdict}  (p99 column: slowest of {len(synthetic)})"
+        f"{label:<36} {synthetic_ms:>9.1f} ms {slowest_ms:>9.1f} ms"
+        f"  median < {TARGET_SYNTHETIC_MS:.0f} ms: {verdict}"
+        f"  (first call {synthetic_first * 1e3:.1f} ms; p99 column: slowest of"
+        f" {len(synthetic) + 1} calls, the first included)"
     )
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from jsonschema import FormatChecker
@@ -22,7 +22,7 @@ from registry.compat import (
 from registry.compat.kinds import MESSAGES, Kind, Severity, Side, severity_of, worst
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
-from registry.compat.schema import Limits, Node, parse_schema
+from registry.compat.schema import Limits, Node, encode, parse_schema
 from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Leaf, Walk
 from registry.compat.witness import build
@@ -51,6 +51,7 @@ _READ_DIFFERENTLY = {
 }
 
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+_EMPTY_OBJECT_CODE = encode(_EMPTY_OBJECT_SCHEMA)
 
 
 def classify(
@@ -66,18 +67,62 @@ def classify(
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
-    if json_equal(old, new):
-        return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     old_def, new_def = dict(old), dict(new)
+    old_parts, new_parts = _Parts(old_def), _Parts(new_def)
+    if (
+        json_equal(old, new)
+        if type(old) is not dict or type(new) is not dict
+        else old is new or old_parts.same_as(new_parts)
+    ):
+        return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     findings = [(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
     changes = [_change(Side.TOOL, f, None) for _, f in findings]
     # Some servers list `inputSchema: null` for a tool without arguments.
-    old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-    new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-    changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+    old_input, old_code = old_parts.schema("inputSchema")
+    new_input, new_code = new_parts.schema("inputSchema")
+    changes += _compare_side(
+        old_input, new_input, "/inputSchema", Side.INPUT, limits, (old_code, new_code)
+    )
     if "outputSchema" in old_def or "outputSchema" in new_def:
-        changes += _compare_output(old_def.get("outputSchema"), new_def.get("outputSchema"), limits)
+        changes += _compare_output(old_parts, new_parts, limits)
     return _report(changes)
+
+
+_SCHEMA_KEYS = ("inputSchema", "outputSchema")
+
+
+class _Parts:
+    """A definition's JSON encoding in parts: the schemas, and the rest. Equal
+    parts are an equal whole (keys sorted), so the schemas, the largest part,
+    are encoded once for the identity check and the walk alike; the rest is
+    encoded only when the schemas are the same."""
+
+    def __init__(self, definition: dict[str, Any]) -> None:
+        self.definition = definition
+        self.codes = {key: encode(definition[key]) for key in _SCHEMA_KEYS if key in definition}
+
+    def rest(self) -> bytes | None:
+        definition = self.definition
+        if self.codes:
+            definition = {k: v for k, v in definition.items() if k not in _SCHEMA_KEYS}
+        return encode(definition)
+
+    def same_as(self, other: _Parts) -> bool:
+        """`json_equal` of the two definitions."""
+        if self.codes.keys() != other.codes.keys() or not all(
+            code is not None and code == other.codes[key] for key, code in self.codes.items()
+        ):
+            return False
+        rest = self.rest()
+        return rest is not None and rest == other.rest()
+
+    def schema(self, key: str) -> tuple[Any, bytes | None]:
+        """The schema at `key` and its encoding; the empty object schema where
+        it is absent or null (as some servers list a tool without arguments)."""
+        value = self.definition.get(key)
+        if not value:
+            return _EMPTY_OBJECT_SCHEMA, _EMPTY_OBJECT_CODE
+        return value, self.codes[key]
 
 
 def classify_schemas(
@@ -88,53 +133,71 @@ def classify_schemas(
     return _report(_compare_side(old, new, pointer, side, limits))
 
 
-def _compare_output(old: Any, new: Any, limits: Limits) -> list[Change]:
+def _compare_output(old_parts: _Parts, new_parts: _Parts, limits: Limits) -> list[Change]:
+    old, new = old_parts.definition.get("outputSchema"), new_parts.definition.get("outputSchema")
     if old is None:
         finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", None, new)
         return [_change(Side.OUTPUT, finding, None)]
     if new is None:
         finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old, None)
         return [_change(Side.OUTPUT, finding, None)]
-    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
+    codes = (old_parts.codes["outputSchema"], new_parts.codes["outputSchema"])
+    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits, codes)
 
 
-def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
-    if json_equal(old, new):
+def _compare_side(
+    old: Any,
+    new: Any,
+    pointer: str,
+    side: Side,
+    limits: Limits,
+    codes: tuple[bytes | None, bytes | None] | None = None,
+) -> list[Change]:
+    """`codes`: the encodings of `old` and `new` when the caller has them."""
+    old_code, new_code = codes if codes is not None else (encode(old), encode(new))
+    if old is new or (old_code is not None and old_code == new_code):
         return []  # equal sides are identical; definitions are validated before storage
-    old_root = parse_schema(old, pointer, limits)
-    new_root = parse_schema(new, pointer, limits)
+    old_root = parse_schema(old, pointer, limits, encoded=old_code)
+    new_root = parse_schema(new, pointer, limits, encoded=new_code)
     walk = Walk(side=side, rules=RULES)
+    walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
     walk.compare(old_root, new_root, pointer, ())
-    witnesses = _WitnessCheck(old, new) if side is Side.INPUT else None
+    witnesses = _WitnessCheck((old, old_code), (new, new_code)) if side is Side.INPUT else None
     return [_change(side, f, witnesses, old_root) for f in walk.findings]
 
 
 class _WitnessCheck:
     """Keeps a witness only when it is valid under old and the new version
-    refuses it (or, for removals, renames and defaults, reads it differently)."""
+    refuses it (or, for removals, renames and defaults, reads it differently).
 
-    def __init__(self, old: Any, new: Any) -> None:
-        self.old = _validator(_freeze(old))
-        self.new = _validator(_freeze(new))
+    The two validators are made once per classification, when the first
+    witness is checked (most classifications have none to check), from the
+    schemas themselves; each is given `(schema, its JSON encoding)`."""
+
+    def __init__(self, old: tuple[Any, bytes | None], new: tuple[Any, bytes | None]) -> None:
+        self.schemas = (old, new)
+        self.validators: tuple[Validator, Validator] | None = None
 
     def accept(self, kind: Kind, witness: Any) -> bool:
         try:
-            if not self.old.is_valid(witness):
+            if self.validators is None:
+                old, new = self.schemas
+                self.validators = (_validator(*old), _validator(*new))
+            old_validator, new_validator = self.validators
+            if not old_validator.is_valid(witness):
                 return False
-            return kind in _READ_DIFFERENTLY or not self.new.is_valid(witness)
+            return kind in _READ_DIFFERENTLY or not new_validator.is_valid(witness)
         except Exception:  # a schema python-jsonschema cannot run: no witness
             return False
 
 
-def _freeze(schema: Any) -> str:
-    return json.dumps(schema, sort_keys=True)
-
-
-@lru_cache(maxsize=256)
-def _validator(frozen: str) -> Validator:
-    schema = json.loads(frozen)
+def _validator(schema: Any, encoded: bytes | None) -> Validator:
+    """A python-jsonschema validator of `schema` (used within this call only),
+    checking formats only where the schema may name one: a format checker
+    without a `format` keyword to serve does nothing."""
+    formats = FormatChecker() if encoded is None or b'"format"' in encoded else None
     cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator = cls(schema, format_checker=FormatChecker())
+    validator: Validator = cls(schema, format_checker=formats)
     return validator
 
 
@@ -150,7 +213,7 @@ def _change(
         and finding.route is not None
         and finding.leaf is not None
     ):
-        for leaf in (finding.leaf, *_alternatives(finding)):
+        for leaf in chain((finding.leaf,), _alternatives(finding)):
             candidate = build(old_root, finding.route, leaf)
             if witnesses.accept(finding.kind, candidate):
                 witness = candidate
@@ -170,17 +233,18 @@ def _change(
 _TYPICAL: tuple[Any, ...] = ("", "x", 0, 1, -1, 0.5, True, False, None, {}, [])
 
 
-def _alternatives(finding: Finding) -> list[Leaf]:
+def _alternatives(finding: Finding) -> Iterator[Leaf]:
     """Further values to try at the end of the route when the rule's own leaf
-    does not make a witness: the scalars both versions mention, then typical ones."""
+    does not make a witness: the scalars both versions mention, then typical
+    ones, at most 40 (made one at a time: most findings need none)."""
     seen: set[str] = set()
-    leaves: list[Leaf] = []
-    for value in (*_scalars(finding.old), *_scalars(finding.new), *_TYPICAL):
+    for value in chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL):
         key = json.dumps(value, sort_keys=True)
         if key not in seen:
             seen.add(key)
-            leaves.append(Leaf("value", value))
-    return leaves[:40]
+            yield Leaf("value", value)
+            if len(seen) == 40:
+                return
 
 
 def _scalars(value: Any, depth: int = 0) -> list[Any]:
@@ -200,8 +264,9 @@ def _message(finding: Finding) -> str:
     template = MESSAGES[finding.kind]
     return template.format(
         name=finding.name,
-        old=show(finding.old),
-        new=show(finding.new),
+        # rendered only where the message shows them (a schema can be large)
+        old=show(finding.old) if "{old}" in template else "",
+        new=show(finding.new) if "{new}" in template else "",
         new_name=finding.extra.get("new_name", ""),
     )
 

@@ -7,6 +7,7 @@ its keyword, so a grep for the keyword lands here.
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -109,6 +110,8 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     10-character string was valid; it is the witness); `{"minimum": 1}` ->
     absent is relaxed. A bound that appears tightens, one that goes relaxes.
     """
+    if not old.bounds and not new.bounds:
+        return
     for keyword, direction in BOUNDS.items():
         before = old.bounds.get(keyword)
         after = new.bounds.get(keyword)
@@ -138,8 +141,10 @@ _NONE: Any = object()
 
 
 def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
-    """A value at the old edge that the new bound refuses."""
+    """A value at the old edge that the new bound refuses (a multiple of the
+    old `multipleOf`, moved away from the new bound, or from an old one up to it)."""
     integer = old.types is not None and "number" not in old.types
+    step = old.bounds.get("multipleOf")
     if keyword in ("minimum", "exclusiveMinimum"):
         value = before if before is not None else after - 1
         if keyword == "exclusiveMinimum" and before is None:
@@ -147,6 +152,8 @@ def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
         ceiling = old.bounds.get("maximum")
         if before is None and ceiling is not None and value > ceiling:
             value = ceiling  # still under the new minimum, and old-valid
+        if step:
+            value = _multiple(value, step, down=before is None)
         return int(value) if integer and float(value).is_integer() else value
     if keyword in ("maximum", "exclusiveMaximum"):
         value = before if before is not None else after + 1
@@ -155,6 +162,8 @@ def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
         floor = old.bounds.get("minimum")
         if before is None and floor is not None and value < floor:
             value = floor  # still over the new maximum, and old-valid
+        if step:
+            value = _multiple(value, step, down=before is not None)
         return int(value) if integer and float(value).is_integer() else value
     if keyword in ("minLength", "maxLength"):
         length = (
@@ -164,6 +173,16 @@ def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
         )
         return "a" * int(length)
     return _NONE  # sizes of arrays and objects: built by the witness module from the old node
+
+
+def _multiple(value: Any, step: Any, *, down: bool) -> Any:
+    """The multiple of `step` nearest `value` downwards (or upwards)."""
+    ratio = Fraction(str(value)) / Fraction(str(step))
+    count = math.floor(ratio) if down else math.ceil(ratio)
+    if count == ratio:
+        return value
+    result = count * Fraction(str(step))
+    return int(result) if result.denominator == 1 else float(result)
 
 
 def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:

@@ -28,6 +28,8 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     """`description-changed`, `title-changed`, `examples-changed`,
     `comment-changed` inside a schema: cosmetic, always reported.
     Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}`."""
+    if not old.annotations and not new.annotations:
+        return
     for keyword, kind in _ANNOTATION_KINDS.items():
         before = old.annotations.get(keyword)
         after = new.annotations.get(keyword)
@@ -41,6 +43,8 @@ def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: 
     vendor keywords, ...) differs, or the dialect (`$schema`) changed. Fail
     closed: breaking. Example: `{"not": {"type": "null"}}` -> `{"not":
     {"type": "string"}}`."""
+    if not old.opaque and not new.opaque and old.schema_uri == new.schema_uri:
+        return
     for keyword in sorted(old.opaque.keys() | new.opaque.keys()):
         before = old.opaque.get(keyword)
         after = new.opaque.get(keyword)

@@ -34,8 +34,9 @@ def _renames(old: Node, new: Node) -> dict[str, str]:
 
     Ambiguous pairs (several candidates on either side) are not renames.
     """
-    removed = [n for n in old.properties if n not in new.properties]
-    added = [n for n in new.properties if n not in old.properties]
+    old_names, new_names = old.properties.keys(), new.properties.keys()
+    removed = [n for n in old_names if n not in new_names]
+    added = [n for n in new_names if n not in old_names]
     if not removed or not added:
         return {}
     old_shapes = {name: shape(deref(old.properties[name])) for name in removed}
@@ -71,8 +72,9 @@ def properties_changed(
     `{"op": "rename", "from": "/timeout_ms", "to": "/timeout"}`; removing
     `mode` alone is property-removed even under `additionalProperties: true`.
     """
-    removed = [n for n in old.properties if n not in new.properties]
-    added = [n for n in new.properties if n not in old.properties]
+    old_names, new_names = old.properties.keys(), new.properties.keys()
+    removed = [n for n in old_names if n not in new_names]
+    added = [n for n in new_names if n not in old_names]
     renamed_to = set(renames.values())
     for name in removed:
         at = f"{pointer}/properties/{_escape(name)}"
@@ -129,13 +131,12 @@ def properties_changed(
         unlisted = _unlisted_schema(old, name)
         if unlisted is not None:
             walk.compare(unlisted, new.properties[name], at, (*route, Step("prop", name)))
-    for name in old.properties:
-        if name in new.properties:
-            at = f"{pointer}/properties/{_escape(name)}"
-            _default_changed(walk, old, new, name, name, at, route)
-            walk.compare(
-                old.properties[name], new.properties[name], at, (*route, Step("prop", name))
-            )
+    # A property with the same schema on both sides (no `$ref`) has the same
+    # default and nothing below it differs: only the others are compared.
+    for name in walk.changed_properties(old, new):
+        at = f"{pointer}/properties/{_escape(name)}"
+        _default_changed(walk, old, new, name, name, at, route)
+        walk.compare(old.properties[name], new.properties[name], at, (*route, Step("prop", name)))
 
 
 def _unlisted_schema(old: Node, name: str) -> Node | None:
@@ -242,6 +243,13 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     `true` narrows it the same way; `false` -> absent opens it. Two schemas
     are compared in depth as the values of a map.
     """
+    if (
+        old.additional_properties is None
+        and new.additional_properties is None
+        and old.unevaluated_properties is None
+        and new.unevaluated_properties is None
+    ):
+        return  # open on both sides
     if not _both_objects(old, new):
         return
     for keyword, attr in (

@@ -33,6 +33,8 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     if old.accepts_nothing and not new.accepts_nothing:
         walk.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new.raw))
         return
+    if old.types is not None and old.types == new.types:
+        return  # the same `type` keyword: the same types either way
     old_types = old.effective_types()
     new_types = new.effective_types()
     lost = sorted(t for t in old_types if not _covered(t, new_types))

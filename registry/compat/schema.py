@@ -8,9 +8,10 @@ descends into it, so recursive schemas terminate (as msgspec does for types).
 Parsing is lazy: a node reads its own scalar keywords and resolves its `$ref`
 when it is made, and parses its child schemas (properties, additional and
 unevaluated properties, prefix and rest items, union branches) only when a
-rule first reads one of those fields. Subtrees the walker skips (equal on both
-sides) are never parsed; `Limits` apply to what is parsed, and the nesting of
-the raw document is checked up front (`_check_nesting`).
+rule first reads one of those fields; each property's node is made when the
+property is first looked up (`Properties`). Subtrees the walker skips (equal
+on both sides) are never parsed; `Limits` apply to what is parsed, and the
+nesting of the raw document is checked up front (`_check_nesting`).
 
 Draft-07 and 2020-12 spellings are normalised: `items: [...]` with
 `additionalItems` and `prefixItems` with `items` both become
@@ -22,6 +23,7 @@ the walker turns any difference there into `unanalyzable`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,7 @@ __all__ = [
     "BOUND_KEYWORDS",
     "Limits",
     "Node",
+    "Properties",
     "encode",
     "is_number",
     "parse_schema",
@@ -207,7 +210,6 @@ def _blank(node: Node, pointer: str, raw: Any) -> None:
     node.schema_uri = None
     node.annotations = {}
     node.opaque = {}
-    node._has_ref_below = None
     node._lazy = None
 
 
@@ -249,7 +251,6 @@ class Node:
     """
 
     __slots__ = (
-        "_has_ref_below",
         "_lazy",
         "accepts_nothing",
         "additional_properties",
@@ -285,7 +286,7 @@ class Node:
     enum: tuple[Any, ...] | None
     const: Any
     default: Any
-    properties: dict[str, Node]
+    properties: Mapping[str, Node]
     required: frozenset[str]
     additional_properties: Node | None
     unevaluated_properties: Node | None
@@ -301,7 +302,6 @@ class Node:
     schema_uri: str | None
     annotations: dict[str, Any]
     opaque: dict[str, Any]
-    _has_ref_below: bool | None
     _lazy: _Lazy | None
 
     def __init__(
@@ -314,7 +314,7 @@ class Node:
         enum: tuple[Any, ...] | None = None,
         const: Any = _MISSING,
         default: Any = _MISSING,
-        properties: dict[str, Node] | None = None,
+        properties: Mapping[str, Node] | None = None,
         required: frozenset[str] = frozenset(),
         additional_properties: Node | None = None,
         unevaluated_properties: Node | None = None,
@@ -330,7 +330,6 @@ class Node:
         schema_uri: str | None = None,
         annotations: dict[str, Any] | None = None,
         opaque: dict[str, Any] | None = None,
-        has_ref_below: bool | None = None,
     ) -> None:
         _blank(self, pointer, raw)
         self.accepts_nothing = accepts_nothing
@@ -358,7 +357,6 @@ class Node:
         self.any_of = any_of
         self.one_of = one_of
         self.all_of = all_of
-        self._has_ref_below = has_ref_below
 
     def __repr__(self) -> str:
         return f"Node(pointer={self.pointer!r})"
@@ -374,15 +372,6 @@ class Node:
             _no_children(self)
             lazy.parser.fill_children(self, self.raw, lazy.rel, lazy.depth)
             return object.__getattribute__(self, name)
-
-    @property
-    def has_ref_below(self) -> bool:
-        """Whether a `$ref` may lie in this node or below it (conservative: the
-        raw subtree's encoding mentions `"$ref"`)."""
-        if self._has_ref_below is None:
-            encoded = encode(self.raw)
-            self._has_ref_below = encoded is None or b'"$ref"' in encoded
-        return self._has_ref_below
 
     @property
     def has_const(self) -> bool:
@@ -428,6 +417,49 @@ class Node:
         return self.ref is not None and self.raw.keys() <= {"$ref"} | ANNOTATION_KEYWORDS
 
 
+class Properties(Mapping[str, Node]):
+    """The `properties` of a parsed node: names and raw schemas at once, each
+    property's node parsed when it is first looked up (a walk that skips the
+    properties equal on both sides never makes their nodes)."""
+
+    __slots__ = ("_depth", "_nodes", "_parser", "_rel", "schemas")
+
+    def __init__(self, parser: _Parser, schemas: dict[str, Any], rel: str, depth: int) -> None:
+        self.schemas = schemas  # name -> raw schema
+        self._nodes: dict[str, Node] = {}
+        self._parser = parser
+        self._rel = rel
+        self._depth = depth
+
+    def __getitem__(self, name: str) -> Node:
+        node = self._nodes.get(name)
+        if node is None:
+            schema = self.schemas[name]  # KeyError for an unknown name
+            node = self._parser.parse(
+                schema, f"{self._rel}/properties/{_escape(name)}", self._depth + 1
+            )
+            self._nodes[name] = node
+        return node
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self.schemas else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.schemas
+
+    def keys(self) -> KeysView[str]:
+        return self.schemas.keys()  # a set-like view that never makes a node
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schemas)
+
+    def __len__(self) -> int:
+        return len(self.schemas)
+
+    def __repr__(self) -> str:
+        return f"Properties({list(self.schemas)!r})"
+
+
 def _escape(token: str) -> str:
     if "~" not in token and "/" not in token:
         return token
@@ -462,7 +494,7 @@ class _Parser:
                 f"schema has more than {self.limits.max_nodes} nodes", pointer
             )
         if isinstance(raw, bool):
-            node = Node(pointer=pointer, raw=raw, accepts_nothing=not raw, has_ref_below=False)
+            node = Node(pointer=pointer, raw=raw, accepts_nothing=not raw)
             self.by_pointer[rel] = node
             return node
         if not isinstance(raw, dict):
@@ -581,10 +613,7 @@ class _Parser:
         child = self._child
         props = raw.get("properties")
         if props is not None:
-            node.properties = {
-                name: child(sub, f"{rel}/properties/{_escape(name)}", depth)
-                for name, sub in props.items()
-            }
+            node.properties = Properties(self, props, rel, depth)
         if "additionalProperties" in raw:
             node.additional_properties = child(
                 raw["additionalProperties"], f"{rel}/additionalProperties", depth
@@ -663,17 +692,26 @@ class _Parser:
 ANYTHING = Node(pointer="", raw=True)
 
 
-def parse_schema(raw: Any, pointer: str, limits: Limits) -> Node:
+def parse_schema(raw: Any, pointer: str, limits: Limits, *, encoded: bytes | None = None) -> Node:
     """Parse the schema at `pointer` (e.g. `/inputSchema`) of a definition.
 
     Only the root is parsed here; child schemas are parsed when first read.
     The nesting of the document itself (not counting `$ref` hops, which are
     counted as they are followed) is checked up front so that no deep raw
-    subtree reaches a report.
+    subtree reaches a report. `encoded`, the document's JSON when the caller
+    has it, lets a small document without `$ref` skip that walk.
     """
-    _check_nesting(raw, pointer, limits.max_depth)
+    if not _shallow(encoded, limits.max_depth):
+        _check_nesting(raw, pointer, limits.max_depth)
     parser = _Parser(raw, pointer, limits)
     return parser.parse(raw, "", 0)
+
+
+def _shallow(encoded: bytes | None, limit: int) -> bool:
+    """Whether a document surely nests no deeper than `limit`: each level of
+    nesting is an object of its own, so without `$ref` hops a document with
+    at most `limit` opening braces (in strings too) cannot be deeper."""
+    return encoded is not None and encoded.count(b"{") <= limit and b'"$ref"' not in encoded
 
 
 def _check_ref_chain(start: Node) -> None:
@@ -708,6 +746,13 @@ def _check_nesting(raw: Any, base: str, limit: int) -> None:
         ) from None
 
 
+_CHILDREN_OR_REF = _CHILD_KEYWORDS | {"$ref"}
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
 class _Nesting:
     def __init__(self, document: dict[str, Any], limit: int) -> None:
         self.document = document
@@ -718,31 +763,34 @@ class _Nesting:
         if depth > self.limit:
             raise _TooDeep
         below = depth + 1
+        # a schema with no child schemas and no `$ref` ends here unless it is too deep
+        ends = _CHILDREN_OR_REF.isdisjoint if below <= self.limit else _never
         for key, value in raw.items():
             if key == "$ref":
                 self._hop(value, below)
+            elif key not in _CHILD_KEYWORDS:
                 continue
-            if key not in _CHILD_KEYWORDS:
-                continue
-            token = key
-            try:
-                if key == "properties":
-                    if isinstance(value, dict):
-                        for name, sub in value.items():
-                            if type(sub) is dict:
-                                token = f"properties/{_escape(name)}"
-                                self.walk(sub, below)
-                elif isinstance(value, list):
-                    for i, sub in enumerate(value):
-                        if type(sub) is dict:
-                            token = f"{key}/{i}"
-                            self.walk(sub, below)
-                elif type(value) is dict:
-                    self.walk(value, below)
-            except _TooDeep as exc:
-                if exc.at is None:
-                    exc.tokens.append(token)
-                raise
+            elif key == "properties":
+                if isinstance(value, dict):
+                    for name, sub in value.items():
+                        if type(sub) is dict and not ends(sub):
+                            self._enter(sub, below, "properties/", name)
+            elif isinstance(value, list):
+                for i, sub in enumerate(value):
+                    if type(sub) is dict and not ends(sub):
+                        self._enter(sub, below, f"{key}/", str(i))
+            elif type(value) is dict:
+                self._enter(value, below, key, "")
+
+    def _enter(self, sub: dict[str, Any], depth: int, keyword: str, name: str) -> None:
+        """Walk a child schema; on the way out of a too-deep one, name the step
+        (formatted only then: most walks never fail)."""
+        try:
+            self.walk(sub, depth)
+        except _TooDeep as exc:
+            if exc.at is None:
+                exc.tokens.append(keyword + _escape(name))
+            raise
 
     def _hop(self, ref: Any, depth: int) -> None:
         """Follow a `$ref` into a definitions container, once per target."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from registry.compat.kinds import Kind, Side
-from registry.compat.schema import Node, encode
+from registry.compat.schema import Node, Properties, encode
 
 __all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
 
@@ -77,6 +77,9 @@ class Walk:
     rules: tuple[Rule, ...]
     findings: list[Finding] = field(default_factory=list)
     seen: set[tuple[int, int]] = field(default_factory=set)
+    # id(raw) -> its JSON encoding, keys sorted, so that a raw subtree is encoded
+    # once per walk (the documents outlive the walk, so no id is reused meanwhile)
+    codes: dict[int, bytes | None] = field(default_factory=dict)
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -89,27 +92,65 @@ class Walk:
         if key in self.seen:
             return
         self.seen.add(key)
-        if old_node.raw is new_node.raw:
-            if not old_node.has_ref_below:
-                return
-        else:
-            # Equal subtrees without a `$ref` below are skipped unparsed.
-            old_code = encode(old_node.raw)
-            if (
-                old_code is not None
-                and b'"$ref"' not in old_code
-                and old_code == encode(new_node.raw)
-            ):
-                return
+        if self.same(old_node.raw, new_node.raw):
+            return  # equal subtrees without a `$ref` below are skipped unparsed
         for rule in self.rules:
             rule(self, old_node, new_node, pointer, route)
+
+    def same(self, old: Any, new: Any) -> bool:
+        """Whether two raw schemas are the same JSON with no `$ref` in it: no
+        rule can find anything below them."""
+        old_code = self._code(old)
+        if old_code is None or b'"$ref"' in old_code:
+            return False
+        return old is new or old_code == self._code(new)
+
+    def changed_properties(self, old: Node, new: Node) -> list[str]:
+        """The properties both nodes list whose schemas are not `same`, in old's
+        order; read from the raw JSON, so an unchanged property's nodes are never made."""
+        old_props, new_props = old.properties, new.properties
+        if not (isinstance(old_props, Properties) and isinstance(new_props, Properties)):
+            return [name for name in old_props if name in new_props]
+        schemas, others = old_props.schemas, new_props.schemas
+        common = [name for name in schemas if name in others]
+        # Most properties are unchanged: one encoding of all of them per side
+        # settles that (array items delimit themselves), else one at a time.
+        everything = encode([schemas[name] for name in common])
+        if (
+            everything is not None
+            and b'"$ref"' not in everything
+            and everything == encode([others[name] for name in common])
+        ):
+            return []
+        codes = self.codes
+        changed = []
+        for name in common:
+            schema, other = schemas[name], others[name]
+            old_code = encode(schema)
+            if old_code is not None and b'"$ref"' not in old_code:
+                if schema is other:
+                    continue
+                new_code = encode(other)
+                if old_code == new_code:
+                    continue
+                # kept for `compare`, which looks at this pair next
+                codes[id(schema)], codes[id(other)] = old_code, new_code
+            changed.append(name)
+        return changed
+
+    def _code(self, raw: Any) -> bytes | None:
+        codes, key = self.codes, id(raw)
+        if key in codes:
+            return codes[key]
+        code = codes[key] = encode(raw)
+        return code
 
     def fits(self, old: Node, new: Node) -> bool:
         """Whether every value valid under `old` is read the same under `new`
         (a separate walk over the pair finds nothing breaking on this side)."""
         from registry.compat.kinds import Severity, severity_of
 
-        probe = Walk(side=self.side, rules=self.rules)
+        probe = Walk(side=self.side, rules=self.rules, codes=self.codes)
         probe.compare(old, new, new.pointer, ())
         return all(severity_of(f.kind, self.side) is not Severity.BREAKING for f in probe.findings)
 
