@@ -74,7 +74,11 @@ def _on_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> R
     if isinstance(exc, NotFoundException):
         error = ApiError("not-found", f"no resource at {request.url.path}")
     elif isinstance(exc, MethodNotAllowedException):
-        error = ApiError("method-not-allowed", f"{request.method} is not allowed here")
+        error = ApiError(
+            "method-not-allowed",
+            f"{request.method} is not allowed here",
+            headers=dict(exc.headers or {}),
+        )
     elif exc.status_code == 413:
         error = ApiError(
             "body-too-large",
@@ -123,9 +127,18 @@ def _on_database_down(request: Request[Any, Any, Any], exc: Exception) -> Respon
     )
 
 
+def _on_data_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    # PostgreSQL refuses what JSON allows: "\u0000" in text, numbers past its range.
+    return _problem_response(
+        request, ApiError("invalid-body", f"the database cannot store this value: {exc}")
+    )
+
+
 def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if isinstance(exc, DATABASE_DOWN):
         return _on_database_down(request, exc)
+    if isinstance(exc, asyncpg.exceptions.DataError):
+        return _on_data_error(request, exc)
     _log.exception("unhandled_error", request_id=request_id(request))
     return _problem_response(
         request, ApiError("internal-error", "an internal error occurred; see the server log")
@@ -215,6 +228,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             ApiError: _on_api_error,
             HTTPException: _on_http_exception,
             **dict.fromkeys(DATABASE_DOWN, _on_database_down),
+            asyncpg.exceptions.DataError: _on_data_error,
             Exception: _on_unexpected,
         },
         request_max_body_size=settings.max_body_bytes,

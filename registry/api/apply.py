@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
-from registry.api.problems import ApiError
+from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import namespace_name, tool_name
 from registry.canonical import digest as canonical_digest
@@ -128,7 +128,12 @@ async def _execute(
             )
 
 
-@post("/v1/apply", summary="Plan or apply a bundle of manifests, all or nothing", status_code=200)
+@post(
+    "/v1/apply",
+    summary="Plan or apply a bundle of manifests, all or nothing",
+    status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+)
 async def apply(
     request: Request[Any, Any, Any],
     data: JSONBody[ApplyRequest],

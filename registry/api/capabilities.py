@@ -6,9 +6,10 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post, put
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 
-from registry.api.problems import ApiError
+from registry.api.params import NamespaceName
+from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
 from registry.api.services import actor, request_id
 from registry.api.tools import _reader, _writer, namespace_name
 from registry.policy.capabilities import (
@@ -37,9 +38,13 @@ class MethodsRequest(msgspec.Struct, forbid_unknown_fields=True):
 @put(
     "/v1/namespaces/{ns:str}/capabilities",
     summary="Store a captured initialize result (immutable, versioned)",
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **also_answers(201, CapabilitiesRecord, "A new record was stored"),
+    },
 )
 async def put_capabilities(
-    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[dict[str, Any]]
+    request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[dict[str, Any]]
 ) -> Response[CapabilitiesRecord]:
     namespace_name(ns)
     svc = await _writer(request, ns)
@@ -69,9 +74,13 @@ async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, Captur
     return record, parse_initialize(record.document)
 
 
-@get("/v1/namespaces/{ns:str}/capabilities", summary="The latest captured initialize result")
+@get(
+    "/v1/namespaces/{ns:str}/capabilities",
+    summary="The latest captured initialize result",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def get_capabilities(
-    request: Request[Any, Any, Any], ns: FromPath[str]
+    request: Request[Any, Any, Any], ns: NamespaceName
 ) -> CapabilitiesRecord:
     record, captured = await _latest(request, ns)
     return CapabilitiesRecord(ns, record.seq, record.created_at, captured)
@@ -81,9 +90,10 @@ async def get_capabilities(
     "/v1/namespaces/{ns:str}/capabilities/check",
     summary="Which of these methods the captured capabilities do not support",
     status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
 )
 async def check_capabilities(
-    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[MethodsRequest]
+    request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[MethodsRequest]
 ) -> CheckResult:
     _, captured = await _latest(request, ns)
     try:

@@ -29,6 +29,12 @@ class Observed:
     def __init__(self, app: Any, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
+        # OPTIONS is answered here: Litestar's automatic OPTIONS handler lists only
+        # the methods of the first handler registered on a path (GET+POST routes).
+        self._allowed = [
+            (re.compile("^" + re.sub(r"\{[^/]+\}", "[^/]+", route.path) + "$"), route.methods)
+            for route in getattr(app, "routes", [])
+        ]
 
     def __getattr__(self, name: str) -> Any:  # the wrapped Litestar app's attributes
         return getattr(self.app, name)
@@ -37,6 +43,18 @@ class Observed:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["method"] == "OPTIONS":
+            allowed = self._allow(scope["path"])
+            if allowed is not None:
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 204,
+                        "headers": [(b"allow", allowed.encode())],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
         incoming = _header(scope, b"x-request-id")
         rid = incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
@@ -69,6 +87,13 @@ class Observed:
                 duration_ms=round(elapsed * 1000, 3),
                 actor=scope.get("state", {}).get("actor"),
             )
+
+    def _allow(self, path: str) -> str | None:
+        methods: set[str] = set()
+        for pattern, allowed in self._allowed:
+            if pattern.match(path):
+                methods |= set(allowed)
+        return ", ".join(sorted(methods | {"OPTIONS"})) if methods else None
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

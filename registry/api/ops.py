@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get
-from litestar.params import FromQuery, Parameter
+from litestar.params import Parameter
 
-from registry.api.problems import ApiError
+from registry.api.params import NAMESPACE_PATTERN, TOOL_PATTERN
+from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import principal, services
 from registry.api.wire import AuditPage, Status
 from registry.store import at_head, repository
@@ -15,12 +16,20 @@ from registry.store import at_head, repository
 __all__ = ["HANDLERS"]
 
 
-@get("/healthz", summary="Liveness: the process answers")
+@get(
+    "/healthz",
+    summary="Liveness: the process answers",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def healthz() -> Status:
     return Status("ok")
 
 
-@get("/readyz", summary="Readiness: database reachable and migrations at head")
+@get(
+    "/readyz",
+    summary="Readiness: database reachable and migrations at head",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def readyz(request: Request[Any, Any, Any]) -> Status:
     svc = services(request)
     try:
@@ -38,19 +47,28 @@ async def readyz(request: Request[Any, Any, Any]) -> Status:
     )
 
 
-@get("/metrics", summary="Prometheus metrics", media_type="text/plain; version=0.0.4")
+@get(
+    "/metrics",
+    summary="Prometheus metrics",
+    media_type="text/plain; version=0.0.4",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     svc = services(request)
     return Response(svc.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
-@get("/v1/audit", summary="Audit events, oldest first; page with after=<last id>")
+@get(
+    "/v1/audit",
+    summary="Audit events, oldest first; page with after=<last id>",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def audit(
     request: Request[Any, Any, Any],
-    namespace: FromQuery[str | None] = None,
-    tool: FromQuery[str | None] = None,
-    action: FromQuery[str | None] = None,
-    after: int | None = Parameter(default=None, ge=0),
+    namespace: str | None = Parameter(default=None, pattern=NAMESPACE_PATTERN),
+    tool: str | None = Parameter(default=None, pattern=TOOL_PATTERN),
+    action: str | None = Parameter(default=None, pattern=r"^[a-z][a-z._-]{0,63}$"),
+    after: int | None = Parameter(default=None, ge=0, le=2**63 - 1),
     limit: int = Parameter(default=100, ge=1, le=1000),
 ) -> AuditPage:
     svc = services(request)

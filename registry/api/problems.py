@@ -101,3 +101,34 @@ class ApiError(Exception):
             pointer=self.pointer or None,
             **self.extensions,
         )
+
+
+def problem_responses(*statuses: int) -> dict[int, Any]:
+    """OpenAPI `responses` of a route: these statuses answer a `Problem` (problem+json)."""
+    from litestar.openapi.datastructures import ResponseSpec
+
+    titles: dict[int, list[str]] = {}
+    for kind in PROBLEMS.values():
+        titles.setdefault(kind.status, []).append(kind.title)
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            generate_examples=False,
+            description="; ".join(titles.get(status, ["Problem"])),
+            media_type="application/problem+json",
+        )
+        for status in statuses
+    }
+
+
+# Every route may answer these; routes add their own (404, 409, 413, 415, 422).
+COMMON_PROBLEMS: Final = (400, 401, 403, 500, 503)
+
+
+def also_answers(status: int, body: type[Any], description: str) -> dict[int, Any]:
+    """OpenAPI: a route that answers `status` with `body` besides its default status."""
+    from litestar.openapi.datastructures import ResponseSpec
+
+    return {
+        status: ResponseSpec(data_container=body, generate_examples=False, description=description)
+    }

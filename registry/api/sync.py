@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import JSONBody, Parameter
 
-from registry.api.problems import ApiError
+from registry.api.params import DigestText, NamespaceName
+from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import principal, services
 from registry.api.tools import _reader, namespace_name
 from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
 from registry.canonical import is_digest
 from registry.policy.verify import VerifyError, verify_listing
+from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
 
 __all__ = ["HANDLERS"]
@@ -43,10 +46,21 @@ def _if_none_match(header: str | None) -> str | None:
     "/v1/namespaces/{ns:str}/toolset",
     summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
     media_type="application/json",
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404),
+        200: ResponseSpec(
+            data_container=ToolsetPayload,
+            generate_examples=False,
+            description="The toolset (schemas/toolset.schema.json); ETag is its digest",
+        ),
+        304: ResponseSpec(
+            data_container=None, description="Not modified: the ETag in If-None-Match is current"
+        ),
+    },
 )
 async def toolset(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
+    ns: NamespaceName,
     wait: int | None = Parameter(
         default=None, ge=0, le=60, description="seconds to hold the request until a change"
     ),
@@ -74,9 +88,10 @@ async def toolset(
 @get(
     "/v1/digests/{digest:str}",
     summary="Which namespace/tool/version a digest is, and its state (immutable, cacheable)",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
 )
 async def lookup_digest(
-    request: Request[Any, Any, Any], digest: FromPath[str]
+    request: Request[Any, Any, Any], digest: DigestText
 ) -> Response[DigestAnswer]:
     if not is_digest(digest):
         raise ApiError(
@@ -103,9 +118,10 @@ async def lookup_digest(
     "/v1/namespaces/{ns:str}/verify",
     summary="Check a tools/list result against the registry, per tool",
     status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
 )
 async def verify(
-    request: Request[Any, Any, Any], ns: FromPath[str], data: JSONBody[VerifyRequest]
+    request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
 ) -> VerifyAnswer:
     namespace_name(ns)
     svc = await _reader(request, ns)

@@ -7,10 +7,11 @@ import time
 from typing import Any
 
 from litestar import Request, Response, get, post, put
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Principal
-from registry.api.problems import ApiError
+from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
+from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
 from registry.api.services import Services, actor, principal, request_id, services
 from registry.api.wire import (
     AliasAnswer,
@@ -126,7 +127,11 @@ def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None
 # -- namespaces and tools ----------------------------------------------
 
 
-@get("/v1/namespaces", summary="List namespaces")
+@get(
+    "/v1/namespaces",
+    summary="List namespaces",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     svc = services(request)
     who = await principal(request)
@@ -137,9 +142,17 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     return NamespaceList([NamespaceEntry(n.name, n.created_at) for n in visible])
 
 
-@put("/v1/namespaces/{ns:str}", summary="Create a namespace", status_code=201)
+@put(
+    "/v1/namespaces/{ns:str}",
+    summary="Create a namespace",
+    status_code=201,
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **also_answers(200, NamespaceEntry, "The namespace already exists"),
+    },
+)
 async def create_namespace(
-    request: Request[Any, Any, Any], ns: FromPath[str]
+    request: Request[Any, Any, Any], ns: NamespaceName
 ) -> Response[NamespaceEntry]:
     namespace_name(ns)
     svc = await _writer(request, ns, "admin")
@@ -151,8 +164,12 @@ async def create_namespace(
     )
 
 
-@get("/v1/namespaces/{ns:str}/tools", summary="Tools with their current version")
-async def list_tools(request: Request[Any, Any, Any], ns: FromPath[str]) -> ToolList:
+@get(
+    "/v1/namespaces/{ns:str}/tools",
+    summary="Tools with their current version",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
+async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     namespace_name(ns)
     svc = await _reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
@@ -215,11 +232,15 @@ def _plan(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
     summary="Publish a version (DESIGN.md publishing rule)",
     status_code=201,
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
+    },
 )
 async def publish(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    tool: FromPath[str],
+    ns: NamespaceName,
+    tool: ToolName,
     data: JSONBody[PublishRequest],
 ) -> Response[PublishAnswer]:
     definition, digest = _validated(ns, tool, data)
@@ -290,11 +311,12 @@ def _version_path(ns: str, tool: str, version: int) -> str:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
     summary="Dry run of publish: the report and the decisions still missing",
     status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
 )
 async def check(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    tool: FromPath[str],
+    ns: NamespaceName,
+    tool: ToolName,
     data: JSONBody[PublishRequest],
 ) -> CheckAnswer:
     definition, digest = _validated(ns, tool, data)
@@ -333,10 +355,12 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
     return found
 
 
-@get("/v1/namespaces/{ns:str}/tools/{tool:str}/versions", summary="A tool's history, newest last")
-async def history(
-    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str]
-) -> History:
+@get(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
+    summary="A tool's history, newest last",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
+async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
     namespace_name(ns)
     tool_name(tool)
     svc = await _reader(request, ns)
@@ -346,9 +370,13 @@ async def history(
     return History(versions)
 
 
-@get("/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}", summary="One version")
+@get(
+    "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}",
+    summary="One version",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+)
 async def get_version(
-    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str], n: FromPath[str]
+    request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
     namespace_name(ns)
     tool_name(tool)
@@ -360,12 +388,13 @@ async def get_version(
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/diff",
     summary="The change report from version `against` to version n",
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
 )
 async def diff(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    tool: FromPath[str],
-    n: FromPath[str],
+    ns: NamespaceName,
+    tool: ToolName,
+    n: VersionText,
     against: FromQuery[str],
 ) -> DiffAnswer:
     namespace_name(ns)
@@ -412,12 +441,13 @@ async def _lifecycle_call(coro: Any, ns: str, tool: str, number: int) -> Version
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/deprecate",
     summary="Deprecate a version, with an optional sunset",
     status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
 )
 async def deprecate(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    tool: FromPath[str],
-    n: FromPath[str],
+    ns: NamespaceName,
+    tool: ToolName,
+    n: VersionText,
     data: JSONBody[DeprecateRequest | None] = None,
 ) -> Version:
     namespace_name(ns)
@@ -446,9 +476,10 @@ async def deprecate(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/retire",
     summary="Retire a version (final)",
     status_code=200,
+    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
 )
 async def retire(
-    request: Request[Any, Any, Any], ns: FromPath[str], tool: FromPath[str], n: FromPath[str]
+    request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
     namespace_name(ns)
     tool_name(tool)
@@ -477,11 +508,15 @@ async def retire(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/converters",
     summary="Register a verified converter",
     status_code=201,
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **also_answers(200, ConverterAnswer, "The same converter was already registered"),
+    },
 )
 async def register_converter(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    tool: FromPath[str],
+    ns: NamespaceName,
+    tool: ToolName,
     data: JSONBody[ConverterBody],
 ) -> Response[ConverterAnswer]:
     namespace_name(ns)
@@ -522,11 +557,18 @@ async def register_converter(
     )
 
 
-@put("/v1/namespaces/{ns:str}/aliases/{alias:str}", summary="Create or re-point an alias")
+@put(
+    "/v1/namespaces/{ns:str}/aliases/{alias:str}",
+    summary="Create or re-point an alias",
+    responses={
+        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **also_answers(201, AliasAnswer, "The alias was created"),
+    },
+)
 async def set_alias(
     request: Request[Any, Any, Any],
-    ns: FromPath[str],
-    alias: FromPath[str],
+    ns: NamespaceName,
+    alias: AliasName,
     data: JSONBody[AliasRequest],
 ) -> Response[AliasAnswer]:
     namespace_name(ns)

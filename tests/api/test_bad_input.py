@@ -113,6 +113,26 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
     ("digest malformed", "GET", "/v1/digests/sha256:xyz", {}, 400, "invalid-request"),
     ("unknown route", "GET", "/v1/nothing", {}, 404, "not-found"),
     (
+        "NUL character in a description",
+        "POST",
+        VERSIONS,
+        {"json": {"definition": dict(DB_QUERY_V4, description="a\u0000b")}},
+        422,
+        "invalid-body",
+    ),
+    (
+        "number past double range",
+        "POST",
+        VERSIONS,
+        {
+            "content": b'{"definition": {"name": '
+            b'"db.query", "inputSchema": {"type": "object", "maximum": 1e400}}}',
+            "headers": {"content-type": "application/json"},
+        },
+        400,
+        "invalid-json",
+    ),
+    (
         "body too large",
         "POST",
         VERSIONS,
