@@ -69,15 +69,13 @@ settings = Settings(database_url=os.environ["BENCH_DSN"], port=int(os.environ["B
 app = create_app(settings)
 app.register(bare)
 served = Observed(app, app.state.services.metrics)
-server = os.environ.get("BENCH_SERVER", "uvicorn")
-if server == "granian":
-    from granian.server.embed import Server
-    import asyncio
-    asyncio.run(Server(served, address="127.0.0.1", port=settings.port, interface="asgi").serve())
-else:
-    import uvicorn
-    uvicorn.run(served, host="127.0.0.1", port=settings.port, log_level="warning",
-                access_log=False)
+# As `registry serve` runs it: JSON log lines on stdout (to /dev/null here), same runner.
+from registry.logging_setup import configure_logging
+from registry.server import _RUNNERS
+import asyncio
+configure_logging(json=True)
+runner = _RUNNERS[os.environ.get("BENCH_SERVER", "granian")](served, "127.0.0.1", settings.port)
+asyncio.run(runner.serve())
 """
 
 
@@ -207,7 +205,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=8)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--big", type=int, default=10_000, help="tools in the big namespace")
-    parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    parser.add_argument("--server", choices=["uvicorn", "granian"], default="granian")
     args = parser.parse_args()
 
     embedded = None
@@ -233,7 +231,9 @@ def main() -> None:
         BENCH_BODY=str(body_file),
         BENCH_SERVER=args.server,
     )
-    server = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT], env=env, cwd=ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT], env=env, cwd=ROOT, stdout=subprocess.DEVNULL
+    )
     try:
         for _ in range(300):
             try:

