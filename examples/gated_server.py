@@ -11,7 +11,9 @@
 
 Environment: `REGISTRY_URL`, `REGISTRY_TOKEN`, `REGISTRY_NAMESPACE` (default
 `billing`), `REGISTRY_CACHE` (the toolset cache file; default
-`.registry-cache/<namespace>.toolset.json`). With a registry, the server boots
+`.registry-cache/<namespace>.toolset.json`), `REGISTRY_WAIT` (seconds each watch
+long-poll may be held, 1..60, default 30; also the `ttlMs` of 2026-07-28
+listings). With a registry, the server boots
 from the cache when the registry is down, and a publish reaches it through the
 watcher: connected clients get `notifications/tools/list_changed`.
 
@@ -108,8 +110,12 @@ async def registry_source(url: str, namespace: str) -> ToolsetSource:
     token = os.environ.get("REGISTRY_TOKEN") or None
     cache = Path(os.environ.get("REGISTRY_CACHE") or f".registry-cache/{namespace}.toolset.json")
     cache.parent.mkdir(parents=True, exist_ok=True)
+    wait_text = os.environ.get("REGISTRY_WAIT") or "30"
+    if not wait_text.isdigit() or not 1 <= int(wait_text) <= 60:
+        raise SystemExit(f"gated_server: REGISTRY_WAIT must be 1..60 seconds, not {wait_text!r}")
     toolset = await sync_toolset(url, namespace, cache=cache, token=token)
-    return ToolsetWatcher(url, namespace, toolset, token=token, cache=cache).start()
+    watcher = ToolsetWatcher(url, namespace, toolset, token=token, cache=cache, wait=int(wait_text))
+    return watcher.start()
 
 
 async def serve(args: argparse.Namespace) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from typing import Any
 
 from litestar import Request, Response, get, post
@@ -14,6 +16,7 @@ from registry.api.services import principal, services
 from registry.api.tools import _reader, namespace_name
 from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
 from registry.canonical import is_digest
+from registry.policy.toolset import BuiltToolset
 from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
@@ -40,6 +43,32 @@ def _if_none_match(header: str | None) -> str | None:
     if not header:
         return None
     return header.split(",")[0].strip().removeprefix("W/").strip('"') or None
+
+
+async def _client_gone(request: Request[Any, Any, Any]) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _wait_unless_gone(
+    request: Request[Any, Any, Any], waiting: Coroutine[Any, Any, BuiltToolset | None]
+) -> BuiltToolset | None:
+    """The long-poll's answer; a client that hangs up stops holding a waiter at once."""
+    waiter = asyncio.ensure_future(waiting)
+    gone = asyncio.ensure_future(_client_gone(request))
+    try:
+        await asyncio.wait({waiter, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not waiter.done():
+            waiter.cancel()
+    if waiter.cancelled():
+        raise _ClientGone
+    return waiter.result()
+
+
+class _ClientGone(Exception):
+    """The long-polling client hung up; whatever is answered goes nowhere."""
 
 
 @get(
@@ -72,7 +101,11 @@ async def toolset(
     if wait and header:
         svc.metrics.waiters.inc()
         try:
-            built = await svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
+            built = await _wait_unless_gone(
+                request, svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
+            )
+        except _ClientGone:
+            return Response(b"", status_code=304)
         finally:
             svc.metrics.waiters.dec()
     else:

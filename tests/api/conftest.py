@@ -54,6 +54,7 @@ class ServedApp:
             port=settings.port,
             log_level="warning",
             lifespan="on",
+            timeout_graceful_shutdown=2,
         )
         self.server = uvicorn.Server(config)
         self.task: asyncio.Task[None] | None = None

@@ -93,3 +93,31 @@ async def test_wait_is_bounded(registry: Registry) -> None:
     answer = await registry.client.get(TOOLSET, params={"wait": 61})
     assert answer.status_code == 400
     assert answer.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_long_poll_ends_when_its_client_disconnects(registry: Registry) -> None:
+    assert (await registry.client.post(VERSIONS, json={"definition": DB_QUERY_V4})).is_success
+    etag = (await registry.client.get(TOOLSET)).headers["etag"]
+
+    async def waiters() -> float:
+        metrics = (await registry.client.get("/metrics")).text
+        line = next(
+            x for x in metrics.splitlines() if x.startswith("registry_toolset_longpoll_waiters ")
+        )
+        return float(line.split()[1])
+
+    async with registry.with_token(ADMIN_TOKEN) as poller:
+        poll = asyncio.create_task(
+            poller.get(TOOLSET, params={"wait": 30}, headers={"If-None-Match": etag})
+        )
+        for _ in range(100):
+            if await waiters() == 1:
+                break
+            await asyncio.sleep(0.02)
+        assert await waiters() == 1
+        poll.cancel()
+    for _ in range(100):  # the connection is closed: the server lets the waiter go
+        if await waiters() == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert await waiters() == 0
