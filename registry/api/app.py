@@ -49,11 +49,17 @@ DATABASE_DOWN: tuple[type[Exception], ...] = (
     asyncpg.exceptions.OperatorInterventionError,
     asyncpg.exceptions.TooManyConnectionsError,
     asyncpg.exceptions.QueryCanceledError,
+    # A pooled connection the server has just shut down can still look open: its
+    # next query fails with "cannot switch to state ...; another operation is in
+    # progress" (tests/faults/test_outage.py); the pool then replaces it.
+    asyncpg.exceptions.InternalClientError,
     ConnectionError,
     OSError,
     asyncio.TimeoutError,
 )
 RETRY_AFTER_SECONDS = "5"
+CONNECT_TIMEOUT_SECONDS = 5.0
+COMMAND_TIMEOUT_MARGIN = 1.0  # seconds past statement_timeout before the client gives up
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
 
 
@@ -157,6 +163,75 @@ async def _require_json(request: Request[Any, Any, Any]) -> None:
             "unsupported-media-type",
             f"the body is {media or 'untyped'}; send application/json",
         )
+    # A second parse, with the standard library, to refuse what msgspec (which
+    # decodes the body for the handler) would let through silently: duplicate
+    # object keys (msgspec keeps the last one and has no option to refuse them,
+    # msgspec issue #648), and it gives a clear message for NaN, Infinity,
+    # numbers past a double and nesting past the recursion limit. About 9 ms
+    # per MiB. `request.body()` is cached on the request: the handler reads
+    # the same bytes, and a body over the size limit is a 413 here.
+    import json
+    import math
+
+    raw = await request.body()
+    if not raw.strip():
+        return
+    found: list[tuple[str, dict[str, Any]]] = []
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs) and not found:
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    found.append((key, obj))
+                    break
+                seen.add(key)
+        return obj
+
+    def constant(name: str) -> Any:
+        raise ApiError("invalid-json", f"the body is not valid JSON: {name} is not a JSON number")
+
+    def finite(text: str) -> float:
+        number = float(text)
+        if math.isinf(number):
+            raise ApiError(
+                "invalid-json",
+                f"the body is not valid JSON: the number {text[:40]} is out of range "
+                "(larger than a double)",
+            )
+        return number
+
+    try:
+        document = json.loads(
+            raw, object_pairs_hook=unique, parse_constant=constant, parse_float=finite
+        )
+    except RecursionError:
+        raise ApiError("invalid-json", "the body is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, bad UTF-8, an integer of 4,300+ digits
+        raise ApiError("invalid-json", f"the body is not valid JSON: {exc}") from None
+    if not found:
+        return
+    key, holder = found[0]
+    # the pointer of the object holding the duplicate (error path only)
+    stack: list[tuple[Any, str]] = [(document, "")]
+    where = "?"
+    while stack:
+        value, pointer = stack.pop()
+        if value is holder:
+            where = pointer or "the top level"
+            break
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for name, child in items:
+            if isinstance(child, dict | list):
+                token = str(name).replace("~", "~0").replace("/", "~1")
+                stack.append((child, f"{pointer}/{token}"))
+    raise ApiError("invalid-json", f"duplicate key {key!r} at {where}")
 
 
 def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
@@ -189,10 +264,16 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     async def lifespan(_app: Litestar) -> AsyncIterator[None]:
         pool = None
         if svc.db is None:
+            # Bounded waits when the server answers nothing (a hung host, a partition):
+            # `timeout` bounds each connection attempt, `command_timeout` each statement
+            # (the server's statement_timeout fires first while it is alive). Without
+            # them a request hung for minutes (tests/faults/test_outage.py).
             pool = await asyncpg.create_pool(
                 dsn,
                 min_size=settings.pool_min,
                 max_size=settings.pool_max,
+                timeout=CONNECT_TIMEOUT_SECONDS,
+                command_timeout=settings.statement_timeout_ms / 1000 + COMMAND_TIMEOUT_MARGIN,
                 server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
             )
             applied = await migrate(pool)

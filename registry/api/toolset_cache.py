@@ -49,6 +49,8 @@ class ToolsetCache:
         self._epoch = 0  # bumped by invalidate(None)
         self._changed: dict[str, asyncio.Event] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # The last failed build per namespace (a fresh tuple each time, compared by identity).
+        self._failures: dict[str, tuple[object, Exception]] = {}
         self.waiting = 0
 
     def invalidate(self, namespace: str | None) -> None:
@@ -70,12 +72,23 @@ class ToolsetCache:
         if entry is not None:
             return entry.built
         lock = self._locks.setdefault(namespace, asyncio.Lock())
+        failures = self._failures.get(namespace)
         async with lock:  # one build per namespace at a time; the others reuse it
             entry = self._fresh(namespace)
             if entry is not None:
                 return entry.built
+            failed = self._failures.get(namespace)
+            if failed is not None and failed is not failures:
+                # A build failed while this call waited: the database is not answering.
+                # Trying again one caller after another would add up their timeouts.
+                raise failed[1]
             stamp = (self._epoch, self._generation.get(namespace, 0))
-            loaded = await self._load(namespace)
+            try:
+                loaded = await self._load(namespace)
+            except Exception as exc:
+                self._failures[namespace] = (object(), exc)
+                raise
+            self._failures.pop(namespace, None)
             if loaded is None:
                 return None
             built, next_sunset = loaded

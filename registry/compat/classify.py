@@ -26,6 +26,7 @@ from registry.compat.schema import Limits, Node, encode, parse_schema
 from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Leaf, Walk
 from registry.compat.witness import build
+from registry.patterns import linear_validator
 
 __all__ = ["LIMITS", "classify", "classify_schemas"]
 
@@ -197,7 +198,7 @@ def _validator(schema: Any, encoded: bytes | None) -> Validator:
     without a `format` keyword to serve does nothing."""
     formats = FormatChecker() if encoded is None or b'"format"' in encoded else None
     cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator = cls(schema, format_checker=formats)
+    validator: Validator = linear_validator(cls)(schema, format_checker=formats)
     return validator
 
 

@@ -8,7 +8,6 @@ its keyword, so a grep for the keyword lands here.
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 from typing import Any
 
@@ -16,6 +15,7 @@ from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.shape import json_key
 from registry.compat.walk import Finding, Leaf, Route, Walk
+from registry.patterns import PatternError, search
 
 __all__ = ["BOUNDS", "RULES"]
 
@@ -82,9 +82,10 @@ def _holds(keyword: str, new: Node, value: Any) -> bool:
 
 
 def _search(pattern: str, value: str) -> bool:
+    """RE2 (linear time): `default` and `enum` values come from the publisher."""
     try:
-        return re.search(pattern, value) is not None
-    except re.error:
+        return search(pattern, value)
+    except PatternError:
         return False
 
 

@@ -31,11 +31,18 @@ caller can speak current directly). A version never served is refused hard
 (seed 000: forward-dated or forged). Invalid arguments under a contract the
 server still serves and rejected values are the call's fault, not the version's:
 the protocol's -32602, with structured data naming the version and the path.
+
+Validation runs on jsonschema-rs where registry/sdk/validators.py shows it
+agrees with python-jsonschema (decided per schema when the gate compiles), on
+python-jsonschema elsewhere; refusals are always explained by python-jsonschema.
+The accepted call with a declared version formats no log line unless debug
+logging is enabled, and reads only precomputed tables.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -45,12 +52,13 @@ import msgspec
 import structlog
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from registry.canonical import canonical_json, digest
 from registry.compat import ConversionRejected, Op, apply
+from registry.patterns import linear_validator
 from registry.sdk.toolset import AliasEntry, RouteStep, ToolEntry, Toolset, ToolsetError
+from registry.sdk.validators import SchemaValidator, compile_validator
 
 __all__ = [
     "CONVERSION_REJECTED",
@@ -74,13 +82,16 @@ INVALID_PARAMS = -32602
 CONVERSION_REJECTED = INVALID_PARAMS
 
 _MAX_ERRORS = 10
-_VERSION = re.compile(r"^v?(0|[1-9][0-9]*)$")
+_VERSION = re.compile(r"^v?(0|[1-9][0-9]*)\Z")
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("then", "else")
 _UNEVALUATED_DIALECTS = (
     "https://json-schema.org/draft/2020-12/",
     "https://json-schema.org/draft/2019-09/",
 )
+
+_DEBUG = logging.DEBUG
+_INFO = logging.INFO
 
 _log = structlog.get_logger("registry.sdk.gate")
 
@@ -211,7 +222,7 @@ def _close(node: Any, unevaluated: bool, *, in_place: bool) -> None:
 @dataclass(frozen=True, slots=True)
 class _Served:
     version: int
-    validator: Validator
+    validator: SchemaValidator
     ops: tuple[Op, ...]
 
 
@@ -220,10 +231,13 @@ class _Tool:
     name: str
     current: _Served
     served: Mapping[int, _Served]
-    strict: Validator
+    strict: SchemaValidator
     digests: Mapping[str, int]
     retired: frozenset[int]
     retired_list: tuple[int, ...]
+    # "v4" and "4" for every version served or retired: the common spellings
+    # skip the regex; any other string still goes through _read_version
+    spellings: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +246,7 @@ class _Alias:
     target: _Tool
     contract_version: int
     contract_digest: str
-    validator: Validator
+    validator: SchemaValidator
     ops: tuple[Op, ...] | None
 
 
@@ -243,10 +257,11 @@ def _flatten(route: Iterable[RouteStep]) -> tuple[Op, ...]:
 class _Compiler:
     """Builds validators once, sharing one per distinct schema."""
 
-    def __init__(self) -> None:
-        self._cache: dict[bytes, Validator] = {}
+    def __init__(self, *, fast: bool = True) -> None:
+        self._fast = fast
+        self._cache: dict[bytes, SchemaValidator] = {}
 
-    def validator(self, schema: Any, where: str) -> Validator:
+    def validator(self, schema: Any, where: str) -> SchemaValidator:
         key = canonical_json(schema)
         found = self._cache.get(key)
         if found is None:
@@ -256,7 +271,8 @@ class _Compiler:
             except SchemaError as exc:
                 raise ToolsetError(f"{where}: inputSchema is not a valid schema: {exc}") from exc
             # no format_checker: `format` is an annotation, as the dialect's default
-            found = cls(schema)
+            # `pattern` runs on RE2: linear time whatever the pattern and the value.
+            found = compile_validator(schema, linear_validator(cls)(schema), fast=self._fast)
             self._cache[key] = found
         return found
 
@@ -282,7 +298,14 @@ def _compile_tool(entry: ToolEntry, compiler: _Compiler) -> _Tool:
     digests = {v.digest: v.version for v in entry.versions}
     digests.update({r.digest: r.version for r in entry.retired})
     retired = tuple(sorted(r.version for r in entry.retired))
-    return _Tool(entry.name, current, served, strict, digests, frozenset(retired), retired)
+    spellings = {
+        spelled: version
+        for version in (*served, *retired)
+        for spelled in (f"v{version}", str(version))
+    }
+    return _Tool(
+        entry.name, current, served, strict, digests, frozenset(retired), retired, spellings
+    )
 
 
 def _compile_alias(entry: AliasEntry, target: _Tool, compiler: _Compiler) -> _Alias:
@@ -326,7 +349,9 @@ def _detail(error: ValidationError) -> dict[str, Any]:
     return out
 
 
-def _validation_failure(validator: Validator, instance: Any) -> tuple[str, list[dict[str, Any]]]:
+def _validation_failure(
+    validator: SchemaValidator, instance: Any
+) -> tuple[str, list[dict[str, Any]]]:
     if not isinstance(instance, dict):
         return "arguments must be an object", []
     errors = list(validator.iter_errors(instance))
@@ -358,14 +383,24 @@ class Gate:
     toolset swap builds a new Gate; a call in flight finishes on the old one.
     """
 
-    __slots__ = ("_aliases", "_log", "_on_decision", "_tools", "toolset")
+    __slots__ = ("_aliases", "_enabled", "_log", "_on_decision", "_tools", "toolset")
 
-    def __init__(self, toolset: Toolset, *, on_decision: OnDecision | None = None) -> None:
+    def __init__(
+        self,
+        toolset: Toolset,
+        *,
+        on_decision: OnDecision | None = None,
+        fast_validation: bool = True,
+    ) -> None:
+        """`fast_validation=False` validates with python-jsonschema alone (see validators.py)."""
         self.toolset = toolset
         self._on_decision = on_decision
         # resolved once: structlog's lazy proxy would rebuild the logger on every call
         self._log: Any = _log.bind()
-        compiler = _Compiler()
+        # asked per call (a stdlib logger's level may change at run time); a
+        # wrapper class without the method logs everything, as before
+        self._enabled: Callable[[int], bool] = getattr(self._log, "is_enabled_for", _always_enabled)
+        compiler = _Compiler(fast=fast_validation)
         self._tools = {t.name: _compile_tool(t, compiler) for t in toolset.tools}
         self._aliases = {
             a.name: _compile_alias(a, self._tools[a.target], compiler) for a in toolset.aliases
@@ -385,10 +420,28 @@ class Gate:
             return self._check_alias(alias, arguments, meta)
         if arguments is None:
             arguments = {}
-        schema_version = meta.get("schemaVersion") if isinstance(meta, Mapping) else None
-        schema_hash = meta.get("schemaHash") if isinstance(meta, Mapping) else None
-        if schema_version is None and schema_hash is None:
-            return self._check_undeclared(tool, arguments)
+        if type(meta) is dict or isinstance(meta, Mapping):
+            schema_version = meta.get("schemaVersion")
+            schema_hash = meta.get("schemaHash")
+        else:
+            schema_version = schema_hash = None
+        if schema_hash is None:
+            if schema_version is None:
+                return self._check_undeclared(tool, arguments)
+            # the hot path: a version and no hash
+            kind = type(schema_version)
+            if kind is int:
+                version: int | None = schema_version
+            elif kind is str:
+                version = tool.spellings.get(schema_version)
+                if version is None:
+                    version = _read_version(schema_version)
+            else:
+                version = _read_version(schema_version)
+            if version is not None:
+                return self._check_declared(
+                    tool, version, arguments, Declared(version, schema_version)
+                )
         version = _read_version(schema_version)
         by_hash = tool.digests.get(schema_hash) if isinstance(schema_hash, str) else None
         declared = Declared(
@@ -434,7 +487,19 @@ class Gate:
         if not isinstance(arguments, dict) or not served.validator.is_valid(arguments):
             return self._invalid(tool, served, arguments, declared, version)
         if version == current:
-            return self._finish(Decision(True, tool.name, current, arguments), declared, current)
+            decision = Decision(True, tool.name, current, arguments)
+            if self._enabled(_DEBUG):
+                self._log.debug(
+                    "gate.decision",
+                    tool=tool.name,
+                    declared=version,
+                    current=current,
+                    decision="accept",
+                    reason="declared",
+                )
+            if self._on_decision is not None:
+                self._notify(decision, declared)
+            return decision
         return self._convert(tool, served.ops, arguments, declared, version)
 
     def _check_undeclared(self, tool: _Tool, arguments: Any) -> Decision:
@@ -603,15 +668,16 @@ class Gate:
         error = decision.error
         if decision.accepted:
             if declared.present:
-                self._log.debug(
-                    "gate.decision",
-                    tool=decision.tool,
-                    declared=declared.version,
-                    current=current,
-                    decision="accept",
-                    reason="declared",
-                )
-            else:
+                if self._enabled(_DEBUG):
+                    self._log.debug(
+                        "gate.decision",
+                        tool=decision.tool,
+                        declared=declared.version,
+                        current=current,
+                        decision="accept",
+                        reason="declared",
+                    )
+            elif self._enabled(_INFO):
                 self._log.info(
                     "gate.decision",
                     tool=decision.tool,
@@ -620,7 +686,7 @@ class Gate:
                     decision="accept",
                     reason="undeclared_strict_ok",
                 )
-        else:
+        elif self._enabled(_INFO):
             assert error is not None
             self._log.info(
                 "gate.decision",
@@ -632,11 +698,19 @@ class Gate:
                 code=error.code,
             )
         if self._on_decision is not None:
-            try:
-                self._on_decision(decision, declared)
-            except Exception:
-                self._log.exception("gate.on_decision_failed", tool=decision.tool)
+            self._notify(decision, declared)
         return decision
+
+    def _notify(self, decision: Decision, declared: Declared) -> None:
+        assert self._on_decision is not None
+        try:
+            self._on_decision(decision, declared)
+        except Exception:
+            self._log.exception("gate.on_decision_failed", tool=decision.tool)
+
+
+def _always_enabled(level: int) -> bool:
+    return True
 
 
 def _version_data(tool: _Tool, declared: Any, relist: bool) -> dict[str, Any]:

@@ -176,6 +176,8 @@ class Toolset:
             raw = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
             raise ToolsetError(f"toolset payload is not JSON: {exc}") from exc
+        except RecursionError:
+            raise ToolsetError("toolset payload is nested too deeply") from None
         return cls._load(raw, bytes(data))
 
     @classmethod

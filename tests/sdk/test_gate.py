@@ -76,7 +76,9 @@ def test_seed_000_forward_dated_version_is_unknown() -> None:
     assert "action" not in data  # refused hard: forward-dated or forged
 
 
-@pytest.mark.parametrize("garbage", ["vX", "v", "", "v-1", "4.0", 4.0, True, ["v4"], "V4 "])
+@pytest.mark.parametrize(
+    "garbage", ["vX", "v", "", "v-1", "4.0", 4.0, True, ["v4"], "V4 ", "v4\n", "4\n"]
+)
 def test_garbage_version_is_unknown(garbage: Any) -> None:
     decision = gate_of(seed_000()).check("db.query", {"query": "q"}, {"schemaVersion": garbage})
     data = refused(decision, -31002)
@@ -411,3 +413,51 @@ def test_strict_schema_leaves_not_alone() -> None:
     }
     strict = Draft202012Validator(strict_schema(schema))
     assert not strict.is_valid({"x": 1, "y": 2})
+
+
+# ---------------------------------------------------------------- hot path
+
+
+class _RecordingLogger:
+    def __init__(self, level: int) -> None:
+        self.level = level
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def is_enabled_for(self, level: int) -> bool:
+        return level >= self.level
+
+    def __getattr__(self, method: str) -> Any:
+        def log(event: str, **kw: Any) -> None:
+            self.calls.append((method, event, kw))
+
+        return log
+
+
+@pytest.mark.parametrize(("level", "logged"), [(20, False), (10, True)])
+def test_accepted_declared_call_logs_only_when_debug_is_enabled(level: int, logged: bool) -> None:
+    gate = gate_of(seed_000())
+    recorder = _RecordingLogger(level)
+    gate._log, gate._enabled = recorder, recorder.is_enabled_for
+    assert gate.check("db.query", {"query": "q"}, {"schemaVersion": "v4"}).accepted
+    assert bool(recorder.calls) is logged
+    if logged:
+        method, event, fields = recorder.calls[0]
+        assert (method, event, fields["decision"], fields["declared"]) == (
+            "debug",
+            "gate.decision",
+            "accept",
+            4,
+        )
+    recorder.calls.clear()
+    gate.check("db.query", {"query": "q"}, None)  # an omission: logged at info
+    assert [c[0] for c in recorder.calls] == ["info"]
+
+
+def test_version_spellings_decide_as_before() -> None:
+    gate = gate_of(seed_000(v3_served=True))
+    call = {"query": "q", "timeout_ms": 1}
+    for spelled in ("v3", "3", 3):
+        assert gate.check("db.query", call, {"schemaVersion": spelled}).accepted
+    for odd in ("v03", "03", "+3", " 3", 3.0, True):
+        refused(gate.check("db.query", call, {"schemaVersion": odd}), -31002)
+    refused(gate.check("db.query", call, {"schemaVersion": "v99"}), -31002)
