@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import pytest_asyncio
+from hypothesis import settings as hypothesis_settings
 
 if TYPE_CHECKING:
     import asyncpg
@@ -37,6 +38,13 @@ if TYPE_CHECKING:
 TEST_DATABASE_ENV = "REGISTRY_TEST_DATABASE_URL"
 
 # A throwaway cluster: durability buys nothing and costs seconds.
+# On CI (`CI` set) property tests draw the same examples every run, so a landing
+# is never decided by luck; locally they explore new ones each run (and the
+# .hypothesis database replays any failure found).
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
+
 _FAST_SETTINGS = {
     "fsync": "off",
     "synchronous_commit": "off",

@@ -209,7 +209,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
     ):
         walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
         return
-    witness = before if before is not None else _not_multiple(after)
+    witness = _multiple_witness(old, before, after)
     walk.emit(
         Finding(
             Kind.CONSTRAINT_TIGHTENED,
@@ -221,6 +221,54 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
             Leaf("value", witness),
         )
     )
+
+
+def _multiple_witness(old: Node, before: Any, after: Any) -> Any:
+    """A value the old bounds accept (a multiple of the old `multipleOf`, an
+    integer if only integers were allowed) that is no multiple of `after`.
+    Example: old `{"type": "integer", "minimum": 2}`, new `multipleOf: 2` -> 3."""
+    step = Fraction(str(before)) if before is not None else None
+    integers_only = "number" not in old.effective_types()
+    anchors = [0] + [
+        old.bounds[k]
+        for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+        if isinstance(old.bounds.get(k), int | float) and not isinstance(old.bounds[k], bool)
+    ]
+    candidates: list[Fraction] = []
+    for anchor in anchors:
+        base = Fraction(str(anchor))
+        if step is not None:
+            base = (base // step) * step
+            candidates += [base + k * step for k in range(-3, 4)]
+        else:
+            candidates += [base + k for k in range(-3, 4)]
+            if not integers_only:
+                candidates += [base + Fraction(1, 2), base - Fraction(1, 2)]
+    target = Fraction(str(after))
+    for candidate in candidates:
+        if (candidate / target).denominator == 1:
+            continue
+        if integers_only and candidate.denominator != 1:
+            continue
+        if _within_old_bounds(old, candidate):
+            return int(candidate) if candidate.denominator == 1 else float(candidate)
+    return before if before is not None else _not_multiple(after)
+
+
+def _within_old_bounds(old: Node, value: Fraction) -> bool:
+    for keyword in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        bound = old.bounds.get(keyword)
+        if not isinstance(bound, int | float) or isinstance(bound, bool):
+            continue
+        limit = Fraction(str(bound))
+        if (
+            (keyword == "minimum" and value < limit)
+            or (keyword == "exclusiveMinimum" and value <= limit)
+            or (keyword == "maximum" and value > limit)
+            or (keyword == "exclusiveMaximum" and value >= limit)
+        ):
+            return False
+    return True
 
 
 def _not_multiple(step: Any) -> Any:
