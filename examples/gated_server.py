@@ -118,6 +118,26 @@ async def registry_source(url: str, namespace: str) -> ToolsetSource:
     return watcher.start()
 
 
+async def publish_own_capabilities(url: str, namespace: str, options: Any) -> None:
+    """Seed 004: the registry keeps what this server declares, so pipelines can check
+    the methods they need (`registry capabilities check`). A refusal (a token without
+    the publish scope, say) is logged; serving does not depend on it."""
+    from registry.sdk.capabilities import CapabilitiesError, publish_capabilities
+    from registry.sdk.mcp_adapter import captured_initialize
+
+    try:
+        record = await publish_capabilities(
+            url,
+            namespace,
+            captured_initialize(options),
+            token=os.environ.get("REGISTRY_TOKEN") or None,
+        )
+    except CapabilitiesError as exc:
+        print(f"gated_server: capabilities not published: {exc}", file=sys.stderr)
+        return
+    print(f"gated_server: capabilities published as record {record['seq']}", file=sys.stderr)
+
+
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
     source: Toolset | ToolsetSource
@@ -137,9 +157,11 @@ async def serve(args: argparse.Namespace) -> None:
     # the gate follows a watcher source by itself: every swap is announced
     gate_server(server, source, handlers=HANDLERS)
 
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    if os.environ.get("REGISTRY_URL"):
+        await publish_own_capabilities(os.environ["REGISTRY_URL"], namespace, options)
     if args.http is None:
         async with stdio_server() as (read_stream, write_stream):
-            options = server.create_initialization_options(NotificationOptions(tools_changed=True))
             await server.run(read_stream, write_stream, options)
         return
 

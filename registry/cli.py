@@ -713,6 +713,72 @@ VERBS: list[Verb] = [
     ),
 ]
 
+
+# -- capabilities ------------------------------------------------------------------
+
+
+def _capabilities_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check",
+        help="which of these methods the namespace's captured capabilities do not support",
+    )
+    check.add_argument("namespace", metavar="NAMESPACE")
+    check.add_argument(
+        "--methods",
+        nargs="+",
+        required=True,
+        metavar="METHOD",
+        help="MCP methods a client needs (tools/list resources/subscribe ...)",
+    )
+    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+    check.add_argument("--token", help="a bearer token with NAMESPACE:read (env REGISTRY_TOKEN)")
+
+
+def run_capabilities(args: argparse.Namespace) -> int:
+    """`capabilities check`: exit 0 when every method is met, 1 when one is not."""
+    import httpx
+
+    url = args.url or os.environ.get("REGISTRY_URL")
+    if not url:
+        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
+    token = args.token or os.environ.get("REGISTRY_TOKEN") or None
+    target = f"{url.rstrip('/')}/v1/namespaces/{args.namespace}/capabilities/check"
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.post(target, json={"methods": args.methods}, headers=headers, timeout=30)
+    except httpx.HTTPError as error:
+        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
+    if response.status_code != 200:
+        try:
+            detail = response.json().get("detail") or response.text
+        except ValueError:
+            detail = response.text
+        raise InputError(f"{target}: HTTP {response.status_code}: {' '.join(str(detail).split())}")
+    answer = response.json()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+    else:
+        for entry in answer["unmet"]:
+            sys.stdout.write(
+                f"unmet  {entry['method']}  requires {entry['side']} capability "
+                f"{entry['requires']}: {entry['reason']}\n"
+            )
+        for entry in answer["met"]:
+            sys.stdout.write(f"met    {entry['method']}  ({entry['reason']})\n")
+    return EXIT_BREAKING if answer["unmet"] else EXIT_OK
+
+
+VERBS.append(
+    Verb(
+        "capabilities",
+        "check MCP methods against a namespace's captured initialize result (seed 004)",
+        _capabilities_arguments,
+        run_capabilities,
+    )
+)
+
 # plan, apply, check: registry/pipeline.py (it imports Verb and InputError from here,
 # so it is imported after them)
 from registry.pipeline import PIPELINE_VERBS  # noqa: E402

@@ -23,7 +23,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_wait_seconds: int = 60
     pool_min: int = 2
     pool_max: int = 10
-    statement_timeout_ms: int = 15_000
+    statement_timeout_ms: int = 10_000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:

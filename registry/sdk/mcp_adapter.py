@@ -88,6 +88,7 @@ __all__ = [
     "GatedTools",
     "ToolHandler",
     "ToolsetSource",
+    "captured_initialize",
     "gate_mcpserver",
     "gate_server",
 ]
@@ -655,3 +656,18 @@ def gate_mcpserver(
     )
     gated.install(server, subscriptions=bus)
     return gated
+
+
+def captured_initialize(options: Any, protocol_version: str | None = None) -> dict[str, Any]:
+    """The `initialize` result a server built with these `InitializationOptions`
+    answers, as `registry.sdk.capabilities.publish_capabilities` takes it."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    result: dict[str, Any] = {
+        "protocolVersion": protocol_version or LATEST_PROTOCOL_VERSION,
+        "capabilities": options.capabilities.model_dump(by_alias=True, exclude_none=True),
+        "serverInfo": {"name": options.server_name, "version": options.server_version},
+    }
+    if getattr(options, "instructions", None):
+        result["instructions"] = options.instructions
+    return result
