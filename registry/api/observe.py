@@ -29,6 +29,9 @@ class Observed:
     def __init__(self, app: Any, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
+        # The labelled children, looked up once per (route, method, status) / route.
+        self._counted: dict[tuple[str, str, int], Any] = {}
+        self._timed: dict[str, Any] = {}
         # OPTIONS is answered here: Litestar's automatic OPTIONS handler lists only
         # the methods of the first handler registered on a path (GET+POST routes).
         self._allowed = [
@@ -75,8 +78,16 @@ class Observed:
         finally:
             elapsed = time.perf_counter() - started
             route = scope.get("path_template") or "unmatched"
-            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
-            self.metrics.latency.labels(route).observe(elapsed)
+            method = scope["method"]
+            counter = self._counted.get((route, method, status))
+            if counter is None:
+                counter = self.metrics.requests.labels(route, method, str(status))
+                self._counted[(route, method, status)] = counter
+            counter.inc()
+            timer = self._timed.get(route)
+            if timer is None:
+                timer = self._timed[route] = self.metrics.latency.labels(route)
+            timer.observe(elapsed)
             _log.info(
                 "request",
                 request_id=rid,

@@ -48,11 +48,14 @@ def request_id(request: Request[Any, Any, Any]) -> str | None:
 
 async def principal(request: Request[Any, Any, Any]) -> Principal:
     """The caller, from its bearer token (cached on the request); anonymous without one."""
-    state = request.scope.setdefault("state", {})
+    scope = request.scope
+    state = scope.get("state")
+    if state is None:
+        state = scope["state"] = {}
     known = state.get("principal")
     if isinstance(known, Principal):
         return known
-    secret = bearer_secret(request.headers.get("authorization"))
+    secret = bearer_secret(_authorization(scope))
     found = Principal(token_id=None)
     if secret is not None:
         svc = services(request)
@@ -70,6 +73,15 @@ async def principal(request: Request[Any, Any, Any]) -> Principal:
     state["principal"] = found
     state["actor"] = found.token_id
     return found
+
+
+def _authorization(scope: Any) -> str | None:
+    """The first Authorization header (what `request.headers.get` answers), without
+    building the request's header multidict."""
+    for key, value in scope["headers"]:
+        if key == b"authorization":
+            return str(value.decode("latin-1"))
+    return None
 
 
 def actor(request: Request[Any, Any, Any]) -> str | None:

@@ -71,6 +71,80 @@ class _ClientGone(Exception):
     """The long-polling client hung up; whatever is answered goes nowhere."""
 
 
+def _raw_header(scope: Any, name: bytes) -> str | None:
+    """The first value of a header, from the scope (ASGI names are lower case)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class _Sent:
+    """An ASGI response whose events are built once per toolset payload."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = list(self.headers)  # the server, or a layer above, may add to it
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body, "more_body": False})
+
+
+class _Ready(Response[bytes]):
+    """A `Response` answered by a pre-built `_Sent` (same headers, in the same order,
+    as `Response(...)` with the toolset's headers would send)."""
+
+    __slots__ = ("_sent",)
+
+    def __init__(self, sent: _Sent) -> None:
+        # Response's other fields are never read: to_asgi_response is overridden.
+        self._sent = sent
+        self.status_code = sent.status
+        self.background = None
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> Any:
+        # Handler-level headers, cookies, background tasks: the toolset route has none.
+        return self._sent
+
+
+class _Answers:
+    """The 200 and 304 answers of one `BuiltToolset`, with its quoted ETag."""
+
+    __slots__ = ("built", "etag", "not_modified", "ok")
+
+    def __init__(self, built: BuiltToolset) -> None:
+        self.built = built
+        self.etag = f'"{built.digest}"'
+        common = [
+            (b"etag", self.etag.encode("latin-1")),
+            (b"cache-control", b"no-cache"),
+            (b"vary", b"Authorization"),
+        ]
+        self.not_modified = _Sent(304, common, b"")
+        self.ok = _Sent(
+            200,
+            [
+                *common,
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(built.body)).encode("latin-1")),
+            ],
+            built.body,
+        )
+
+
+def _answers(svc: Any, ns: str, built: BuiltToolset) -> _Answers:
+    known: dict[str, _Answers] = svc.extra.setdefault("toolset_answers", {})
+    found = known.get(ns)
+    if found is None or found.built is not built:
+        found = known[ns] = _Answers(built)
+    return found
+
+
 @get(
     "/v1/namespaces/{ns:str}/toolset",
     summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
@@ -97,7 +171,7 @@ async def toolset(
     namespace_name(ns)
     svc = await _reader(request, ns)
     svc.database  # noqa: B018 - 503 before waiting when there is no database
-    header = request.headers.get("if-none-match")
+    header = _raw_header(request.scope, b"if-none-match")
     if wait and header:
         svc.metrics.waiters.inc()
         try:
@@ -112,10 +186,10 @@ async def toolset(
         built = await svc.cache.get(ns)
     if built is None:
         raise ApiError("not-found", f"namespace {ns} does not exist")
-    headers = {"ETag": f'"{built.digest}"', "Cache-Control": "no-cache", "Vary": "Authorization"}
-    if _etag_matches(header, built.digest):
-        return Response(b"", status_code=304, headers=headers)
-    return Response(built.body, media_type="application/json", headers=headers)
+    answers = _answers(svc, ns, built)
+    if header is not None and (header == answers.etag or _etag_matches(header, built.digest)):
+        return _Ready(answers.not_modified)
+    return _Ready(answers.ok)
 
 
 @get(

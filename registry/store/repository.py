@@ -272,33 +272,117 @@ async def _lock_tool(conn: Connection, namespace: str, tool: str, *, create: boo
         raise NotFound(f"tool {namespace}/{tool} does not exist")
 
 
-async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
-    versions = [
-        _version(r)
-        for r in await conn.fetch(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective "
-            "WHERE namespace = $1 AND tool = $2 ORDER BY version",
+async def _ensure_namespace_and_tool(
+    conn: Connection,
+    namespace: str,
+    tool: str,
+    actor: str | None,
+    request_id: str | None,
+    audit_ids: list[int],
+) -> None:
+    """`_ensure_namespace(create=True)` then `_lock_tool(create=True)`, in one round trip
+    when the tool exists or is new (its own insert holds it)."""
+    _check_namespace(namespace)
+    row = await conn.fetchrow(
+        """
+        WITH ns AS (
+            INSERT INTO namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING true
+        ), inserted AS (
+            INSERT INTO tools (namespace, name) VALUES ($1, $2) ON CONFLICT DO NOTHING
+            RETURNING true
+        )
+        SELECT
+            (SELECT true FROM ns) AS ns_created,
+            (SELECT true FROM inserted) AS tool_created,
+            (SELECT true FROM tools WHERE namespace = $1 AND name = $2 FOR NO KEY UPDATE)
+                AS locked
+        """,
+        namespace,
+        tool,
+    )
+    assert row is not None
+    if row["ns_created"]:
+        audit_ids.append(
+            await _audit(
+                conn,
+                actor=actor,
+                action="namespace.create",
+                request_id=request_id,
+                namespace=namespace,
+            )
+        )
+    if not (row["tool_created"] or row["locked"]):
+        # Inserted by a transaction that committed after this statement's snapshot:
+        # a new statement sees (and locks) it.
+        found = await conn.fetchval(
+            "SELECT true FROM tools WHERE namespace = $1 AND name = $2 FOR NO KEY UPDATE",
             namespace,
             tool,
         )
+        if not found:
+            raise NotFound(f"tool {namespace}/{tool} does not exist")
+
+
+# One round trip for a tool's whole state: three arrays of anonymous records, their
+# fields in the order of _VERSION_COLUMNS, _CONVERTER_COLUMNS and _ALIAS_COLUMNS.
+_TOOL_STATE = """
+SELECT
+    ARRAY(
+        SELECT ROW(namespace, tool, version, digest, definition::text, state::text, sunset,
+                   created_at)
+        FROM versions_effective WHERE namespace = $1 AND tool = $2 ORDER BY version
+    ) AS versions,
+    ARRAY(
+        SELECT ROW(namespace, tool, from_version, to_version, ops::text, created_at)
+        FROM converters WHERE namespace = $1 AND tool = $2 ORDER BY from_version, to_version
+    ) AS converters,
+    ARRAY(
+        SELECT ROW(namespace, name, target_tool, contract_tool, contract_version, created_at,
+                   updated_at)
+        FROM aliases WHERE namespace = $1 AND (target_tool = $2 OR contract_tool = $2)
+        ORDER BY name COLLATE "C"
+    ) AS aliases
+"""
+
+
+async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
+    row = await conn.fetchrow(_TOOL_STATE, namespace, tool)
+    assert row is not None
+    versions = [
+        Version(
+            namespace=v[0],
+            tool=v[1],
+            version=v[2],
+            digest=v[3],
+            definition=_unjson(v[4]),
+            state=v[5],
+            sunset=v[6],
+            created_at=v[7],
+        )
+        for v in row["versions"]
     ]
     converters = [
-        _converter(r)
-        for r in await conn.fetch(
-            f"SELECT {_CONVERTER_COLUMNS} FROM converters "
-            "WHERE namespace = $1 AND tool = $2 ORDER BY from_version, to_version",
-            namespace,
-            tool,
+        Converter(
+            namespace=c[0],
+            tool=c[1],
+            from_version=c[2],
+            to_version=c[3],
+            ops=_unjson(c[4]),
+            created_at=c[5],
         )
+        for c in row["converters"]
     ]
     aliases = [
-        _alias(r)
-        for r in await conn.fetch(
-            f"SELECT {_ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 "
-            'AND (target_tool = $2 OR contract_tool = $2) ORDER BY name COLLATE "C"',
-            namespace,
-            tool,
+        Alias(
+            namespace=a[0],
+            name=a[1],
+            target_tool=a[2],
+            contract_tool=a[3],
+            contract_version=a[4],
+            created_at=a[5],
+            updated_at=a[6],
         )
+        for a in row["aliases"]
     ]
     next_version = versions[-1].version + 1 if versions else 1
     return ToolState(
@@ -673,57 +757,59 @@ async def publish(
         raise ValueError(f"{digest} is not the canonical digest of the definition")
     async with transaction(db) as conn:
         audit_ids: list[int] = []
-        await _ensure_namespace(
-            conn,
-            namespace,
-            create=create_namespace,
-            actor=actor,
-            request_id=request_id,
-            audit_ids=audit_ids,
-        )
-        await _lock_tool(conn, namespace, tool, create=True)
-        existing = await conn.fetchrow(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective "
-            "WHERE namespace = $1 AND tool = $2 AND digest = $3",
-            namespace,
-            tool,
-            digest,
-        )
-        if existing is not None:
-            return PublishResult(version=_version(existing), created=False)
-
+        if create_namespace:
+            await _ensure_namespace_and_tool(conn, namespace, tool, actor, request_id, audit_ids)
+        else:
+            await _ensure_namespace(
+                conn,
+                namespace,
+                create=False,
+                actor=actor,
+                request_id=request_id,
+                audit_ids=audit_ids,
+            )
+            await _lock_tool(conn, namespace, tool, create=True)
+        # The state holds every version: (namespace, tool, digest) is unique.
         state = await _tool_state(conn, namespace, tool)
+        for existing in state.versions:
+            if existing.digest == digest:
+                return PublishResult(version=existing, created=False)
+
         plan = decide(state)
         if isinstance(plan, Refusal):
             raise PublishRefused(plan)
         if not isinstance(plan, PublishPlan):
             raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
         number = state.next_version
+        # The version, its audit event and the notification (delivered at commit, so
+        # sending it before the plan's other writes changes nothing): one round trip.
         row = await conn.fetchrow(
             f"""
-            INSERT INTO versions (namespace, tool, version, digest, definition)
-            VALUES ($1, $2, $3, $4, $5::text::jsonb)
-            RETURNING {_VERSION_COLUMNS}
+            WITH inserted AS (
+                INSERT INTO versions (namespace, tool, version, digest, definition)
+                VALUES ($1, $2, $3, $4, $5::text::jsonb)
+                RETURNING {_VERSION_COLUMNS}
+            ), audited AS (
+                INSERT INTO audit_events
+                    (actor, action, namespace, tool, version, request_id, detail)
+                SELECT $6, 'version.publish', $1, $2, $3, $7, $8::text::jsonb FROM inserted
+                RETURNING id
+            )
+            SELECT inserted.*, audited.id AS audit_id, pg_notify($9, $1)::text AS notified
+            FROM inserted, audited
             """,
             namespace,
             tool,
             number,
             digest,
             _json(dict(definition)),
+            actor,
+            request_id,
+            _json({"digest": digest, **plan.detail}),
+            CHANNEL,
         )
         assert row is not None
-        audit_ids.append(
-            await _audit(
-                conn,
-                actor=actor,
-                action="version.publish",
-                request_id=request_id,
-                namespace=namespace,
-                tool=tool,
-                version=number,
-                detail={"digest": digest, **plan.detail},
-            )
-        )
+        audit_ids.append(row["audit_id"])
         converters: list[Converter] = []
         for new in plan.converters:
             converter, _ = await _insert_converter(
@@ -759,7 +845,6 @@ async def publish(
             )
             if changed:
                 done.append(version)
-        await _notify(conn, namespace)
         return PublishResult(
             version=_version(row),
             created=True,
