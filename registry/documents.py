@@ -79,14 +79,21 @@ class DocumentError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = self.source
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        if self.pointer:
-            where += f": {self.pointer}"
-        return f"{where}: {self.message}"
+        return located(self.source, self.line, self.column, self.pointer, self.message)
+
+
+def located(
+    source: str, line: int | None, column: int | None, pointer: str | None, message: str
+) -> str:
+    """`file:line:col: /pointer: message`, leaving out the parts not known."""
+    where = source
+    if line is not None:
+        where += f":{line}"
+        if column is not None:
+            where += f":{column}"
+    if pointer:
+        where += f": {pointer}"
+    return f"{where}: {message}"
 
 
 # -- reading -----------------------------------------------------------------

@@ -67,7 +67,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from registry.canonical import DigestError, digest
 from registry.compat.converters import ConverterError, parse_ops
 from registry.definitions import DefinitionError, validate_definition
-from registry.documents import DocumentError, parse_document, read_source
+from registry.documents import DocumentError, located, parse_document, read_source
 from registry.policy.publishing import ConverterRequest, DeprecationRequest, PublishRequest
 
 __all__ = [
@@ -119,14 +119,7 @@ class ManifestError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = self.path
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        if self.pointer:
-            where += f": {self.pointer}"
-        return f"{where}: {self.message}"
+        return located(self.path, self.line, self.column, self.pointer, self.message)
 
 
 # -- the manifest ----------------------------------------------------------------

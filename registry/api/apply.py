@@ -9,7 +9,7 @@ from litestar.params import FromQuery, JSONBody
 
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import Services, principal, request_id, services
-from registry.api.tools import namespace_name, tool_name
+from registry.api.tools import namespace_name, store_decision, tool_name
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
@@ -18,9 +18,7 @@ from registry.policy.publishing import PolicyError, plan_publish
 from registry.store import (
     Conflict,
     Db,
-    Deprecation,
     IllegalTransition,
-    NewConverter,
     NotFound,
     PublishPlan,
     PublishRefused,
@@ -81,14 +79,7 @@ async def _execute(
 
         def decide(state: ToolState) -> PublishPlan | Refusal:
             outcome = plan_publish(state, body.tool, plan.digest, body.request(), svc.finder)
-            if not outcome.accepted:
-                return Refusal(reason="breaking", detail=outcome)
-            return PublishPlan(
-                retire=outcome.retire,
-                deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
-                converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
-                detail={"source": body.source},
-            )
+            return store_decision(outcome, {"source": body.source})
 
         await repository.publish(conn, ns, tool, body.tool, plan.digest, decide, who, rid)
     else:

@@ -250,13 +250,8 @@ async def publish(
     def decide(state: ToolState) -> PublishPlan | Refusal:
         outcome = _plan(svc, state, definition, digest, data)
         outcomes.append(outcome)
-        if not outcome.accepted:
-            return Refusal(reason="breaking", detail=outcome)
-        return PublishPlan(
-            retire=outcome.retire,
-            deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
-            converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
-            detail={"severity": outcome.report.severity if outcome.report else None},
+        return store_decision(
+            outcome, {"severity": outcome.report.severity if outcome.report else None}
         )
 
     try:
@@ -300,6 +295,18 @@ async def publish(
         ),
         status_code=201 if result.created else 200,
         headers={"Location": _version_path(ns, tool, version.version)},
+    )
+
+
+def store_decision(outcome: PublishOutcome, detail: dict[str, Any]) -> PublishPlan | Refusal:
+    """What the store's `decide` seam answers for an outcome of the publishing rule."""
+    if not outcome.accepted:
+        return Refusal(reason="breaking", detail=outcome)
+    return PublishPlan(
+        retire=outcome.retire,
+        deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
+        converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
+        detail=detail,
     )
 
 
