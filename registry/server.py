@@ -45,6 +45,7 @@ import asyncio
 import contextlib
 import errno
 import logging
+import os
 import signal
 import socket
 import tempfile
@@ -224,12 +225,33 @@ def start_embedded(data_dir: str) -> tuple[EmbeddedPostgres, str]:
     return server, server.dsn(EMBEDDED_DATABASE)
 
 
+def running_embedded_dsn(data_dir: str) -> str | None:
+    """The registry DSN of an embedded PostgreSQL already running under `data_dir`
+    (started by `registry serve`), from its `postmaster.pid` (line 4 is the port)
+    and the superuser password file; None when none is running."""
+    from registry.store.embedded import SUPERUSER
+
+    base = Path(data_dir)
+    try:
+        lines = (base / "pgdata" / "postmaster.pid").read_text().splitlines()
+        pid, port = int(lines[0]), int(lines[3])
+        password = (base / "password").read_text().strip()
+        os.kill(pid, 0)
+    except (OSError, IndexError, ValueError):
+        return None
+    return f"postgresql://{SUPERUSER}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
+
+
 @contextlib.contextmanager
 def open_database(settings: Settings) -> Iterator[str]:
     """The database URL to work on: `settings.database_url`, or the embedded
     PostgreSQL under `settings.data_dir`, started for the block and stopped after."""
     if settings.database_url is not None:
         yield settings.database_url
+        return
+    running = running_embedded_dsn(settings.data_dir)
+    if running is not None:  # `registry serve` has it up: work on that server
+        yield running
         return
     with _signals_raise():
         server = None

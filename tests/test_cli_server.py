@@ -325,6 +325,28 @@ def test_serve_on_the_embedded_postgres(spawn: Any) -> None:
             assert time.monotonic() < deadline, ready.text
             time.sleep(0.1)
         assert ready.json()["checks"]["migrations"] == "head"
+        # `token create` on the same data dir works on the running server.
+        created = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "registry"),
+                "token",
+                "create",
+                "--data-dir",
+                str(data_dir / "data"),
+                "--scope",
+                "*:admin",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert created.returncode == 0, created.stderr
+        secret = created.stdout.strip()
+        answer = httpx.get(
+            served.url + "/v1/namespaces", headers={"Authorization": f"Bearer {secret}"}
+        )
+        assert answer.status_code == 200, answer.text
         pgdata = (data_dir / "data" / "pgdata").resolve()
         assert pgdata.is_dir()
         code, _ = served.stop(30.0)
