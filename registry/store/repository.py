@@ -21,7 +21,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 
 import msgspec
 
@@ -115,64 +115,17 @@ def _unjson(text: str) -> Any:
     return msgspec.json.decode(text)
 
 
-def _version(row: Row) -> Version:
-    return Version(
-        namespace=row["namespace"],
-        tool=row["tool"],
-        version=row["version"],
-        digest=row["digest"],
-        definition=_unjson(row["definition"]),
-        state=row["state"],
-        sunset=row["sunset"],
-        created_at=row["created_at"],
-    )
+# jsonb columns are selected as text (`col::text AS col`) and decoded here
+_JSON_COLUMNS: Final = frozenset({"definition", "ops", "detail", "document"})
+_R = TypeVar("_R", bound=msgspec.Struct)
 
 
-def _converter(row: Row) -> Converter:
-    return Converter(
-        namespace=row["namespace"],
-        tool=row["tool"],
-        from_version=row["from_version"],
-        to_version=row["to_version"],
-        ops=_unjson(row["ops"]),
-        created_at=row["created_at"],
-    )
-
-
-def _alias(row: Row) -> Alias:
-    return Alias(
-        namespace=row["namespace"],
-        name=row["name"],
-        target_tool=row["target_tool"],
-        contract_tool=row["contract_tool"],
-        contract_version=row["contract_version"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
-def _token(row: Row) -> Token:
-    return Token(
-        id=row["id"],
-        scopes=list(row["scopes"]),
-        description=row["description"],
-        created_at=row["created_at"],
-        revoked_at=row["revoked_at"],
-    )
-
-
-def _audit_event(row: Row) -> AuditEvent:
-    return AuditEvent(
-        id=row["id"],
-        at=row["at"],
-        actor=row["actor"],
-        action=row["action"],
-        namespace=row["namespace"],
-        tool=row["tool"],
-        version=row["version"],
-        request_id=row["request_id"],
-        detail=_unjson(row["detail"]),
-    )
+def _record(row: Row, kind: type[_R]) -> _R:
+    """A stored record from a row: one column per field of `kind`, by name."""
+    values = {name: row[name] for name in kind.__struct_fields__}
+    for name in _JSON_COLUMNS.intersection(values):
+        values[name] = _unjson(values[name])
+    return msgspec.convert(values, kind)
 
 
 def _check_namespace(name: str) -> None:
@@ -421,7 +374,7 @@ async def _move_state(
     )
     if row is None:
         raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-    current = _version(row)
+    current = _record(row, Version)
     if target == "retired":
         # Retired, or deprecated with a passed sunset: readers already see it retired.
         if current.state == "retired":
@@ -456,7 +409,7 @@ async def _move_state(
         version,
     )
     assert updated is not None
-    result = _version(updated)
+    result = _record(updated, Version)
     audit_ids.append(
         await _audit(
             conn,
@@ -500,7 +453,7 @@ async def _insert_converter(
     )
     if existing is not None:
         if existing["same"]:
-            return _converter(existing), False
+            return _record(existing, Converter), False
         raise Conflict(
             f"a converter {from_version} -> {to_version} of {namespace}/{tool} is already "
             "registered with other operations; converters are immutable"
@@ -527,7 +480,7 @@ async def _insert_converter(
         _json(list(ops)),
     )
     assert row is not None
-    converter = _converter(row)
+    converter = _record(row, Converter)
     audit_ids.append(
         await _audit(
             conn,
@@ -611,7 +564,7 @@ async def list_tools(db: Db, namespace: str) -> list[ToolSummary]:
             namespace=namespace,
             tool=r["tool_name"],
             latest_version=r["latest_version"] or 0,
-            current=_version(r) if r["version"] is not None else None,
+            current=_record(r, Version) if r["version"] is not None else None,
         )
         for r in rows
     ]
@@ -626,7 +579,7 @@ async def get_history(db: Db, namespace: str, tool: str) -> list[Version]:
             namespace,
             tool,
         )
-    return [_version(r) for r in rows]
+    return [_record(r, Version) for r in rows]
 
 
 async def get_version(db: Db, namespace: str, tool: str, version: int) -> Version | None:
@@ -638,7 +591,7 @@ async def get_version(db: Db, namespace: str, tool: str, version: int) -> Versio
             tool,
             version,
         )
-    return _version(row) if row else None
+    return _record(row, Version) if row else None
 
 
 async def find_digest(db: Db, digest: str) -> list[Version]:
@@ -649,7 +602,7 @@ async def find_digest(db: Db, digest: str) -> list[Version]:
             'ORDER BY namespace COLLATE "C", tool COLLATE "C", version',
             digest,
         )
-    return [_version(r) for r in rows]
+    return [_record(r, Version) for r in rows]
 
 
 async def load_tool_state(db: Db, namespace: str, tool: str) -> ToolState:
@@ -667,7 +620,7 @@ async def list_converters(db: Db, namespace: str, tool: str | None = None) -> li
             namespace,
             tool,
         )
-    return [_converter(r) for r in rows]
+    return [_record(r, Converter) for r in rows]
 
 
 async def list_aliases(db: Db, namespace: str) -> list[Alias]:
@@ -676,7 +629,7 @@ async def list_aliases(db: Db, namespace: str) -> list[Alias]:
             f'SELECT {_ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 ORDER BY name COLLATE "C"',
             namespace,
         )
-    return [_alias(r) for r in rows]
+    return [_record(r, Alias) for r in rows]
 
 
 async def get_alias(db: Db, namespace: str, name: str) -> Alias | None:
@@ -686,7 +639,7 @@ async def get_alias(db: Db, namespace: str, name: str) -> Alias | None:
             namespace,
             name,
         )
-    return _alias(row) if row else None
+    return _record(row, Alias) if row else None
 
 
 async def load_namespace(db: Db, namespace: str) -> NamespaceSnapshot | None:
@@ -711,7 +664,7 @@ async def load_namespace(db: Db, namespace: str) -> NamespaceSnapshot | None:
             f'SELECT {_ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 ORDER BY name COLLATE "C"',
             namespace,
         )
-    records = [_version(r) for r in versions]
+    records = [_record(r, Version) for r in versions]
     future = [
         v.sunset
         for v in records
@@ -720,8 +673,8 @@ async def load_namespace(db: Db, namespace: str) -> NamespaceSnapshot | None:
     return NamespaceSnapshot(
         namespace=Namespace(name=ns["name"], created_at=ns["created_at"]),
         versions=records,
-        converters=[_converter(r) for r in converters],
-        aliases=[_alias(r) for r in aliases],
+        converters=[_record(r, Converter) for r in converters],
+        aliases=[_record(r, Alias) for r in aliases],
         next_sunset=min(future, default=None),
     )
 
@@ -846,7 +799,7 @@ async def publish(
             if changed:
                 done.append(version)
         return PublishResult(
-            version=_version(row),
+            version=_record(row, Version),
             created=True,
             retired=retired,
             deprecated=deprecated,
@@ -1015,7 +968,7 @@ async def set_alias(
             namespace,
             name,
         )
-        previous = _alias(old) if old else None
+        previous = _record(old, Alias) if old else None
         if previous is not None and (
             previous.target_tool,
             previous.contract_tool,
@@ -1040,7 +993,7 @@ async def set_alias(
             contract_version,
         )
         assert row is not None
-        alias = _alias(row)
+        alias = _record(row, Alias)
         await _audit(
             conn,
             actor=actor,
@@ -1068,15 +1021,6 @@ async def set_alias(
 
 
 # -- capabilities ------------------------------------------------
-
-
-def _capabilities(row: Row) -> Capabilities:
-    return Capabilities(
-        namespace=row["namespace"],
-        seq=row["seq"],
-        document=_unjson(row["document"]),
-        created_at=row["created_at"],
-    )
 
 
 async def put_capabilities(
@@ -1112,7 +1056,7 @@ async def put_capabilities(
             text,
         )
         if latest is not None and latest["same"]:
-            return _capabilities(latest), False
+            return _record(latest, Capabilities), False
         row = await conn.fetchrow(
             """
             INSERT INTO capabilities (namespace, seq, document)
@@ -1124,7 +1068,7 @@ async def put_capabilities(
             text,
         )
         assert row is not None
-        record = _capabilities(row)
+        record = _record(row, Capabilities)
         await _audit(
             conn,
             actor=actor,
@@ -1145,7 +1089,7 @@ async def get_capabilities(db: Db, namespace: str, seq: int | None = None) -> Ca
             namespace,
             seq,
         )
-    return _capabilities(row) if row else None
+    return _record(row, Capabilities) if row else None
 
 
 # -- tokens ------------------------------------------------------
@@ -1175,7 +1119,7 @@ async def create_token(
             description,
         )
         assert row is not None
-        token = _token(row)
+        token = _record(row, Token)
         await _audit(
             conn,
             actor=actor,
@@ -1193,19 +1137,19 @@ async def lookup_token(db: Db, token_hash: str) -> Token | None:
             f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
             token_hash,
         )
-    return _token(row) if row else None
+    return _record(row, Token) if row else None
 
 
 async def get_token(db: Db, token_id: str) -> Token | None:
     async with connection(db) as conn:
         row = await conn.fetchrow(f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE id = $1", token_id)
-    return _token(row) if row else None
+    return _record(row, Token) if row else None
 
 
 async def list_tokens(db: Db) -> list[Token]:
     async with connection(db) as conn:
         rows = await conn.fetch(f"SELECT {_TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id")
-    return [_token(r) for r in rows]
+    return [_record(r, Token) for r in rows]
 
 
 async def revoke_token(
@@ -1224,7 +1168,7 @@ async def revoke_token(
             )
             if existing is None:
                 raise NotFound(f"token {token_id!r} does not exist")
-            return _token(existing)
+            return _record(existing, Token)
         await _audit(
             conn,
             actor=actor,
@@ -1232,7 +1176,7 @@ async def revoke_token(
             request_id=request_id,
             detail={"token": token_id},
         )
-        return _token(row)
+        return _record(row, Token)
 
 
 # -- audit -------------------------------------------------------
@@ -1273,4 +1217,4 @@ async def list_audit(
             before,
             limit,
         )
-    return [_audit_event(r) for r in rows]
+    return [_record(r, AuditEvent) for r in rows]
