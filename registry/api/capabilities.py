@@ -11,7 +11,7 @@ from litestar.params import JSONBody
 from registry.api.params import NamespaceName
 from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
 from registry.api.services import actor, request_id
-from registry.api.tools import _reader, _writer, namespace_name
+from registry.api.tools import _reader, _writer
 from registry.policy.capabilities import (
     CapabilityError,
     CapturedInitialize,
@@ -46,7 +46,6 @@ class MethodsRequest(msgspec.Struct, forbid_unknown_fields=True):
 async def put_capabilities(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[dict[str, Any]]
 ) -> Response[CapabilitiesRecord]:
-    namespace_name(ns)
     svc = await _writer(request, ns)
     try:
         captured = parse_initialize(data)
@@ -66,7 +65,6 @@ async def put_capabilities(
 
 
 async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, CapturedInitialize]:
-    namespace_name(ns)
     svc = await _reader(request, ns)
     record = await repository.get_capabilities(svc.database, ns)
     if record is None:

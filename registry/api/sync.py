@@ -13,7 +13,7 @@ from litestar.params import JSONBody, Parameter
 from registry.api.params import DigestText, NamespaceName
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import principal, services
-from registry.api.tools import _reader, namespace_name
+from registry.api.tools import _reader
 from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
 from registry.canonical import is_digest
 from registry.policy.toolset import BuiltToolset
@@ -168,7 +168,6 @@ async def toolset(
         default=None, ge=0, le=60, description="seconds to hold the request until a change"
     ),
 ) -> Response[bytes]:
-    namespace_name(ns)
     svc = await _reader(request, ns)
     svc.database  # noqa: B018 - 503 before waiting when there is no database
     header = _raw_header(request.scope, b"if-none-match")
@@ -230,7 +229,6 @@ async def lookup_digest(
 async def verify(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
 ) -> VerifyAnswer:
-    namespace_name(ns)
     svc = await _reader(request, ns)
     snapshot = await repository.load_namespace(svc.database, ns)
     if snapshot is None:

@@ -154,7 +154,6 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
 async def create_namespace(
     request: Request[Any, Any, Any], ns: NamespaceName
 ) -> Response[NamespaceEntry]:
-    namespace_name(ns)
     svc = await _writer(request, ns, "admin")
     record, created = await repository.create_namespace(
         svc.database, ns, actor=actor(request), request_id=request_id(request)
@@ -170,7 +169,6 @@ async def create_namespace(
     responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
 )
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
-    namespace_name(ns)
     svc = await _reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
         raise ApiError("not-found", f"namespace {ns} does not exist")
@@ -194,8 +192,7 @@ async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> Tool
 
 
 def _validated(ns: str, tool: str, data: PublishRequest) -> tuple[dict[str, Any], str]:
-    namespace_name(ns)
-    tool_name(tool)
+    # `ns` and `tool` are path parameters, checked against their rules by the router.
     try:
         validate_definition(data.definition)
     except DefinitionError as exc:
@@ -368,8 +365,6 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
     responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
-    namespace_name(ns)
-    tool_name(tool)
     svc = await _reader(request, ns)
     versions = await repository.get_history(svc.database, ns, tool)
     if not versions:
@@ -385,8 +380,6 @@ async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: Tool
 async def get_version(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
-    namespace_name(ns)
-    tool_name(tool)
     number = version_number(n)
     svc = await _reader(request, ns)
     return await _existing_version(svc, ns, tool, number)
@@ -404,8 +397,6 @@ async def diff(
     n: VersionText,
     against: FromQuery[str],
 ) -> DiffAnswer:
-    namespace_name(ns)
-    tool_name(tool)
     number, other = version_number(n), version_number(against)
     svc = await _reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
@@ -457,8 +448,6 @@ async def deprecate(
     n: VersionText,
     data: JSONBody[DeprecateRequest | None] = None,
 ) -> Version:
-    namespace_name(ns)
-    tool_name(tool)
     number = version_number(n)
     svc = await _writer(request, ns)
     sunset = data.sunset if data is not None else None
@@ -488,8 +477,6 @@ async def deprecate(
 async def retire(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
-    namespace_name(ns)
-    tool_name(tool)
     number = version_number(n)
     svc = await _writer(request, ns)
     return await _lifecycle_call(
@@ -526,8 +513,6 @@ async def register_converter(
     tool: ToolName,
     data: JSONBody[ConverterBody],
 ) -> Response[ConverterAnswer]:
-    namespace_name(ns)
-    tool_name(tool)
     svc = await _writer(request, ns)
     if data.from_ == data.to:
         raise ApiError("request-invalid", "a converter goes from one version to another")
@@ -578,8 +563,6 @@ async def set_alias(
     alias: AliasName,
     data: JSONBody[AliasRequest],
 ) -> Response[AliasAnswer]:
-    namespace_name(ns)
-    tool_name(alias, "alias")
     tool_name(data.target, "target tool")
     tool_name(data.contract.tool, "contract tool")
     svc = await _writer(request, ns)
