@@ -15,7 +15,7 @@ swap replaces the whole object, it never changes one in place.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -102,25 +102,20 @@ class ToolEntry(msgspec.Struct, frozen=True):
     def is_retired(self, version: int) -> bool:
         return any(r.version == version for r in self.retired)
 
+    def _known(self) -> Iterator[tuple[int, str]]:
+        """(version, digest) of every served, then every retired version."""
+        for entry in self.versions:
+            yield entry.version, entry.digest
+        for retired in self.retired:
+            yield retired.version, retired.digest
+
     def digest_of(self, version: int) -> str | None:
         """The digest of a served or retired version; None for one never served."""
-        for entry in self.versions:
-            if entry.version == version:
-                return entry.digest
-        for retired in self.retired:
-            if retired.version == version:
-                return retired.digest
-        return None
+        return next((d for v, d in self._known() if v == version), None)
 
     def version_of_digest(self, value: str) -> int | None:
         """The version (served or retired) whose definition has this digest."""
-        for entry in self.versions:
-            if entry.digest == value:
-                return entry.version
-        for retired in self.retired:
-            if retired.digest == value:
-                return retired.version
-        return None
+        return next((v for v, d in self._known() if d == value), None)
 
 
 class AliasContract(msgspec.Struct, frozen=True):
