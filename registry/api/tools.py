@@ -9,7 +9,7 @@ from typing import Any
 from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
-from registry.api.auth import Principal
+from registry.api.auth import Action, Principal
 from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
 from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
 from registry.api.services import Services, actor, principal, request_id, services
@@ -98,16 +98,16 @@ async def _reader(request: Request[Any, Any, Any], ns: str) -> Services:
     return svc
 
 
-async def _writer(request: Request[Any, Any, Any], ns: str, action: str = "publish") -> Services:
+async def _writer(request: Request[Any, Any, Any], ns: str, action: Action = "publish") -> Services:
     svc = services(request)
     who: Principal = await principal(request)
-    who.require(ns, "admin" if action == "admin" else "publish")
+    who.require(ns, action)
     return svc
 
 
 def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
     return ApiError(
-        exc.code if exc.code != "illegal-transition" else "illegal-transition",
+        exc.code,
         exc.message,
         pointer=(prefix + exc.pointer) if exc.pointer else None,
         report=exc.report,
@@ -425,7 +425,7 @@ def _route_guard(svc: Services, number: int, sunset: Any = None, *, retiring: bo
     return guard
 
 
-async def _lifecycle_call(coro: Any, ns: str, tool: str, number: int) -> Version:
+async def _lifecycle_call(coro: Any) -> Version:
     try:
         record: Version = await coro
     except NotFound as exc:
@@ -462,9 +462,6 @@ async def deprecate(
             request_id=request_id(request),
             guard=_route_guard(svc, number, sunset, retiring=False),
         ),
-        ns,
-        tool,
-        number,
     )
 
 
@@ -489,9 +486,6 @@ async def retire(
             request_id=request_id(request),
             guard=_route_guard(svc, number, retiring=True),
         ),
-        ns,
-        tool,
-        number,
     )
 
 
