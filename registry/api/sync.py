@@ -26,23 +26,22 @@ __all__ = ["HANDLERS"]
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
+def _tags(header: str) -> list[str]:
+    """The entity tags of an If-None-Match header, weak or strong, without quotes."""
+    return [c.strip().removeprefix("W/").strip('"') for c in header.split(",")]
+
+
 def _etag_matches(header: str | None, digest: str) -> bool:
     if not header:
         return False
-    if header.strip() == "*":
-        return True
-    for candidate in header.split(","):
-        tag = candidate.strip().removeprefix("W/").strip('"')
-        if tag == digest:
-            return True
-    return False
+    return header.strip() == "*" or digest in _tags(header)
 
 
 def _if_none_match(header: str | None) -> str | None:
     """The digest a caller already has (the first tag of If-None-Match)."""
     if not header:
         return None
-    return header.split(",")[0].strip().removeprefix("W/").strip('"') or None
+    return _tags(header)[0] or None
 
 
 async def _client_gone(request: Request[Any, Any, Any]) -> None:
