@@ -241,10 +241,9 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     dsn = settings.database_url
     metrics = Metrics()
     finder = RouteFinder()
-    svc_holder: list[Services] = []
 
     async def load(namespace: str) -> Loaded | None:
-        svc = svc_holder[0]
+        # `svc` is the Services below (bound by the time a request calls this)
         snapshot = await repository.load_namespace(svc.database, namespace)
         if snapshot is None:
             return None
@@ -254,10 +253,8 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         metrics.toolset_builds.inc()
         return built, snapshot.next_sunset
 
-    listener_box: list[ToolsetListener] = []
-    cache = ToolsetCache(load, enabled=lambda: bool(listener_box) and listener_box[0].connected)
+    cache = ToolsetCache(load, enabled=lambda: svc.listener is not None and svc.listener.connected)
     svc = Services(settings=settings, metrics=metrics, finder=finder, cache=cache, db=db)
-    svc_holder.append(svc)
     metrics.waiters.set_function(lambda: cache.waiting)
 
     @contextlib.asynccontextmanager
@@ -281,7 +278,6 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
         listener = ToolsetListener(dsn, cache.invalidate)
-        listener_box.append(listener)
         svc.listener = listener
         try:
             await listener.start(wait=10.0)
