@@ -171,6 +171,28 @@ async def test_token_create_prints_a_secret_that_authenticates(
 
 
 @pytest.mark.parametrize(
+    "verb", [["token", "create", "--scope", "*:admin"], ["token", "list"], ["migrate"]]
+)
+def test_verbs_refuse_a_data_dir_without_a_registry(
+    verb: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only `serve` creates an embedded registry: run elsewhere, the other verbs say
+    where they looked, in one line, and build nothing (no second, empty registry)."""
+    monkeypatch.delenv("REGISTRY_DATABASE_URL", raising=False)
+    monkeypatch.delenv("REGISTRY_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *verb)
+    assert (code, out) == (2, "")
+    assert_one_line_error(
+        err, f"no registry data directory at {(tmp_path / '.registry').resolve()}", "--data-dir"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
     ("scope", "says"),
     [
         ("billing:write", "'billing:write' is not <namespace>:<action>"),
