@@ -55,6 +55,11 @@ class Metrics:
             "Requests currently long-polling a toolset.",
             registry=self.registry,
         )
+        self.hangups = Counter(
+            "registry_toolset_longpoll_hangups",
+            "Long-polls whose client hung up before the answer (logged as 304).",
+            registry=self.registry,
+        )
         self.toolset_builds = Counter(
             "registry_toolset_builds",
             "Toolset payloads built from the database.",

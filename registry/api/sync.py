@@ -61,6 +61,10 @@ async def _wait_unless_gone(
         gone.cancel()
         if not waiter.done():
             waiter.cancel()
+            # Wait for the cancellation to land (asyncio.wait never raises the
+            # waiter's CancelledError); reading a cancelled-but-pending future's
+            # result was the 500 of issue 10 item 2.
+            await asyncio.wait({waiter})
     if waiter.cancelled():
         raise _ClientGone
     return waiter.result()
@@ -177,6 +181,7 @@ async def toolset(
                 request, svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
             )
         except _ClientGone:
+            svc.metrics.hangups.inc()
             return Response(b"", status_code=304)
         finally:
             svc.metrics.waiters.dec()
