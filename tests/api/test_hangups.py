@@ -27,7 +27,7 @@ TOOLSET = "/v1/namespaces/billing/toolset"
 async def _hang_up(url: str, etag: str) -> None:
     """Send a long-poll, wait until it is held, then close the connection."""
     host, port = url.removeprefix("http://").split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
+    _, writer = await asyncio.open_connection(host, int(port))
     writer.write(
         f"GET {TOOLSET}?wait=30 HTTP/1.1\r\nHost: {host}\r\n"
         f"Authorization: Bearer {ADMIN_TOKEN}\r\nIf-None-Match: {etag}\r\n\r\n".encode()
