@@ -19,6 +19,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8080
     bootstrap_token: str | None = None  # accepted with scope *:admin when set
     open_reads: bool = False  # anonymous callers may read
+    metrics_token: str | None = None  # when set, /metrics needs it as a bearer token
     max_body_bytes: int = 4 * 1024 * 1024
     max_wait_seconds: int = 60
     pool_min: int = 2
@@ -37,6 +38,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "port": "REGISTRY_PORT",
             "bootstrap_token": "REGISTRY_BOOTSTRAP_TOKEN",
             "open_reads": "REGISTRY_OPEN_READS",
+            "metrics_token": "REGISTRY_METRICS_TOKEN",
         }
         for field, variable in names.items():
             raw = env.get(variable)
