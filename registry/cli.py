@@ -465,7 +465,7 @@ def _checked_scopes(scopes: list[str]) -> list[str]:
             namespace, _ = parse_scope(scope)
         except ValueError as error:
             raise InputError(str(error)) from None
-        if namespace != "*" and not re.match(_NAMESPACE_PATTERN, namespace):
+        if namespace != "*" and not re.fullmatch(_NAMESPACE_PATTERN, namespace):
             raise InputError(
                 f"scope {scope!r}: {namespace!r} is not a namespace ({_NAMESPACE_PATTERN}) nor '*'"
             )

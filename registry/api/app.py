@@ -32,6 +32,7 @@ from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
+from registry.api.params import exact_names
 from registry.api.problems import ApiError
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
@@ -233,7 +234,8 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     return Litestar(
         route_handlers=handlers,
         state=State({"services": svc}),
-        guards=[authorize],  # before the body, the parameters and the hook below
+        # before the body, the parameters and the hook below, in this order
+        guards=[authorize, exact_names],
         lifespan=[lifespan],
         before_request=require_json,
         exception_handlers={

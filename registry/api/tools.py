@@ -67,7 +67,7 @@ VERSION_RULE = re.compile(r"^v?([1-9][0-9]{0,8})$")
 
 
 def namespace_name(ns: str) -> str:
-    if not NAMESPACE_RULE.match(ns):
+    if not NAMESPACE_RULE.fullmatch(ns):
         raise ApiError(
             "invalid-request", f"namespace {ns!r} does not match {NAMESPACE_RULE.pattern}"
         )
@@ -75,7 +75,7 @@ def namespace_name(ns: str) -> str:
 
 
 def tool_name(tool: str, what: str = "tool") -> str:
-    if not TOOL_RULE.match(tool):
+    if not TOOL_RULE.fullmatch(tool):
         raise ApiError(
             "invalid-request", f"{what} name {tool!r} does not match {TOOL_RULE.pattern}"
         )
@@ -84,7 +84,7 @@ def tool_name(tool: str, what: str = "tool") -> str:
 
 def version_number(n: str) -> int:
     """A version from the path: `3`, `"v3"` too (the MCP wire spelling)."""
-    match = VERSION_RULE.match(n)
+    match = VERSION_RULE.fullmatch(n)
     if match is None:
         raise ApiError("invalid-request", f"version {n!r} is not a positive integer")
     return int(match.group(1))

@@ -43,7 +43,7 @@ REVISIONS: dict[str, frozenset[str]] = {
         {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"}
     ),
 }
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 Status = Literal["current", "served", "retired", "unknown"]
 
@@ -63,7 +63,7 @@ class ToolVerdict(msgspec.Struct, frozen=True, kw_only=True):
 
 def fields_of(revision: str) -> frozenset[str]:
     """The Tool fields of a revision; a newer, unknown date uses the newest known one."""
-    if not _DATE.match(revision):
+    if not _DATE.fullmatch(revision):
         raise VerifyError(f"protocolVersion {revision!r} is not a revision date (YYYY-MM-DD)")
     known = [r for r in sorted(REVISIONS) if r <= revision]
     if not known:
