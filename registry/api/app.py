@@ -27,7 +27,7 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import apply, capabilities, ops, sync, tools
+from registry.api import apply, capabilities, digests, ops, sync, tools
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.metrics import Metrics
@@ -226,6 +226,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     handlers = [
         *tools.HANDLERS,
         *sync.HANDLERS,
+        *digests.HANDLERS,
         *apply.HANDLERS,
         *capabilities.HANDLERS,
         *ops.HANDLERS,

@@ -1,4 +1,4 @@
-"""What MCP servers and clients read: the toolset, digest lookups, listing verification."""
+"""What MCP servers read: the toolset (ETag, long-polls), and listing verification."""
 
 from __future__ import annotations
 
@@ -10,20 +10,16 @@ from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
-from registry.api.params import DigestText, NamespaceName
+from registry.api.params import NamespaceName
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
-from registry.api.services import principal, services
 from registry.api.tools import _reader
-from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
-from registry.canonical import is_digest
+from registry.api.wire import VerifyAnswer, VerifyRequest
 from registry.policy.toolset import BuiltToolset
 from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
 
-__all__ = ["HANDLERS"]
-
-IMMUTABLE = "public, max-age=31536000, immutable"
+__all__ = ["HANDLERS", "etag_matches"]
 
 
 def _tags(header: str) -> list[str]:
@@ -31,7 +27,7 @@ def _tags(header: str) -> list[str]:
     return [c.strip().removeprefix("W/").strip('"') for c in header.split(",")]
 
 
-def _etag_matches(header: str | None, digest: str) -> bool:
+def etag_matches(header: str | None, digest: str) -> bool:
     if not header:
         return False
     return header.strip() == "*" or digest in _tags(header)
@@ -190,38 +186,9 @@ async def toolset(
     if built is None:
         raise ApiError("not-found", f"namespace {ns} does not exist")
     answers = _answers(svc, ns, built)
-    if header is not None and (header == answers.etag or _etag_matches(header, built.digest)):
+    if header is not None and (header == answers.etag or etag_matches(header, built.digest)):
         return _Ready(answers.not_modified)
     return _Ready(answers.ok)
-
-
-@get(
-    "/v1/digests/{digest:str}",
-    summary="Which namespace/tool/version a digest is, and its state (immutable, cacheable)",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
-)
-async def lookup_digest(
-    request: Request[Any, Any, Any], digest: DigestText
-) -> Response[DigestAnswer]:
-    if not is_digest(digest):
-        raise ApiError(
-            "invalid-request", f"{digest!r} is not a digest (sha256: and 64 lowercase hex digits)"
-        )
-    svc = services(request)
-    who = await principal(request)
-    found: list[Version] = await repository.find_digest(svc.database, digest)
-    visible = [v for v in found if who.readable(v.namespace, svc.settings.open_reads)]
-    if not visible:
-        if found and who.token_id is None:
-            who.require(None, "read")
-        raise ApiError("not-found", f"no registered version has digest {digest}")
-    answer = DigestAnswer(
-        digest=digest,
-        matches=[
-            DigestMatch(v.namespace, v.tool, v.version, v.state, v.created_at) for v in visible
-        ],
-    )
-    return Response(answer, headers={"Cache-Control": IMMUTABLE, "Vary": "Authorization"})
 
 
 @post(
@@ -253,4 +220,4 @@ async def verify(
     )
 
 
-HANDLERS = [toolset, lookup_digest, verify]
+HANDLERS = [toolset, verify]

@@ -139,12 +139,14 @@ class DigestMatch(msgspec.Struct):
     namespace: str
     tool: str
     version: int
-    state: str
+    state: str  # as of the answer: see its Cache-Control (no-cache, revalidate)
     created_at: datetime
+    sunset: datetime | None = None
 
 
-class DigestAnswer(msgspec.Struct):
+class DigestAnswer(msgspec.Struct, kw_only=True):
     digest: str
+    definition_url: str  # the immutable part: the definition the digest names
     matches: list[DigestMatch]
 
 
