@@ -34,6 +34,7 @@ from registry.api.metrics import Metrics
 from registry.api.observe import Observed
 from registry.api.params import exact_names
 from registry.api.problems import ApiError
+from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
 from registry.api.toolset_cache import Loaded, ToolsetCache
@@ -186,8 +187,19 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         metrics.toolset_builds.inc()
         return built, snapshot.next_sunset
 
+    async def is_revoked(token_id: str) -> bool:
+        token = await repository.get_token(svc.database, token_id)
+        return token is None or token.revoked_at is not None
+
     cache = ToolsetCache(load, enabled=lambda: svc.listener is not None and svc.listener.connected)
-    svc = Services(settings=settings, metrics=metrics, finder=finder, cache=cache, db=db)
+    svc = Services(
+        settings=settings,
+        metrics=metrics,
+        finder=finder,
+        cache=cache,
+        revocations=Revocations(is_revoked),
+        db=db,
+    )
     metrics.waiters.set_function(lambda: cache.waiting)
 
     @contextlib.asynccontextmanager
@@ -210,7 +222,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             if applied:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
-        listener = ToolsetListener(dsn, cache.invalidate)
+        listener = ToolsetListener(dsn, cache.invalidate, revocations=svc.revocations.revoked)
         svc.listener = listener
         try:
             await listener.start(wait=10.0)

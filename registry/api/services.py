@@ -11,6 +11,7 @@ from litestar.connection import ASGIConnection
 from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, matches_secret
 from registry.api.metrics import Metrics
 from registry.api.problems import ApiError
+from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.toolset_cache import ToolsetCache
 from registry.policy.routes import RouteFinder
@@ -25,6 +26,7 @@ class Services:
     metrics: Metrics
     finder: RouteFinder
     cache: ToolsetCache
+    revocations: Revocations
     db: Db | None = None
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -12,6 +12,7 @@ from litestar.params import JSONBody, Parameter
 
 from registry.api.params import NamespaceName
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.services import principal
 from registry.api.tools import _reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
 from registry.policy.toolset import BuiltToolset
@@ -46,21 +47,32 @@ async def _client_gone(request: Request[Any, Any, Any]) -> None:
 
 
 async def _wait_unless_gone(
-    request: Request[Any, Any, Any], waiting: Coroutine[Any, Any, BuiltToolset | None]
+    request: Request[Any, Any, Any],
+    waiting: Coroutine[Any, Any, BuiltToolset | None],
+    revoked: asyncio.Event,
 ) -> BuiltToolset | None:
-    """The long-poll's answer; a client that hangs up stops holding a waiter at once."""
+    """The long-poll's answer; a client that hangs up stops holding a waiter at once,
+    and a token revoked meanwhile ends it with a 401."""
     waiter = asyncio.ensure_future(waiting)
     gone = asyncio.ensure_future(_client_gone(request))
+    revocation = asyncio.ensure_future(revoked.wait())
     try:
-        await asyncio.wait({waiter, gone}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({waiter, gone, revocation}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         gone.cancel()
+        revocation.cancel()
         if not waiter.done():
             waiter.cancel()
             # Wait for the cancellation to land (asyncio.wait never raises the
             # waiter's CancelledError); reading a cancelled-but-pending future's
             # result was the 500 of issue 10 item 2.
             await asyncio.wait({waiter})
+    if revoked.is_set():
+        raise ApiError(
+            "unauthenticated",
+            "the bearer token was revoked while this request waited",
+            headers={"WWW-Authenticate": 'Bearer realm="registry", error="invalid_token"'},
+        )
     if waiter.cancelled():
         raise _ClientGone
     return waiter.result()
@@ -172,10 +184,14 @@ async def toolset(
     header = _raw_header(request.scope, b"if-none-match")
     if wait and header:
         svc.metrics.waiters.inc()
+        who = await principal(request)  # known already: _reader looked it up
         try:
-            built = await _wait_unless_gone(
-                request, svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
-            )
+            with svc.revocations.watch(who.token_id) as revoked:
+                built = await _wait_unless_gone(
+                    request,
+                    svc.cache.wait_changed(ns, _if_none_match(header), float(wait)),
+                    revoked,
+                )
         except _ClientGone:
             svc.metrics.hangups.inc()
             return Response(b"", status_code=304)
