@@ -59,7 +59,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 import structlog
 
-from registry.api.settings import Settings
+from registry.api.settings import HEADER_READ_TIMEOUT, Settings
 
 if TYPE_CHECKING:
     from registry.store.embedded import EmbeddedPostgres
@@ -461,7 +461,11 @@ class _Runner(Protocol):
 
 
 class _UvicornRunner:
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    def __init__(
+        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+    ) -> None:
+        # uvicorn has no bound on the time to receive headers (`header_read_timeout`
+        # applies with granian only); its keep-alive idle timeout stays its default.
         import uvicorn
 
         class Server(uvicorn.Server):
@@ -499,8 +503,11 @@ class _DropExperimentalWarning(logging.Filter):
 
 
 class _GranianRunner:
-    def __init__(self, app: Any, host: str, port: int) -> None:
-        from granian.constants import Interfaces
+    def __init__(
+        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+    ) -> None:
+        from granian.constants import HTTPModes, Interfaces
+        from granian.http import HTTP1Settings
         from granian.log import LogLevels
         from granian.server.embed import Server
 
@@ -525,6 +532,12 @@ class _GranianRunner:
             # granian's default (the backlog, 128 when embedded) resets the connections
             # of requests beyond it; long-polls each hold a request for up to 60 s.
             backpressure=MAX_CONCURRENT_REQUESTS,
+            # HTTP/1.1 only: in `auto` mode granian first waits, unbounded, for the bytes
+            # that tell HTTP/2 from 1.1, so a connection that sends nothing was held for
+            # ever; hyper's header timeout covers an HTTP/1.1 connection from its start
+            # (and the idle time between requests on a kept-alive one).
+            http=HTTPModes.http1,
+            http1_settings=HTTP1Settings(header_read_timeout=int(header_read_timeout * 1000)),
         )
         # The embedded server (one worker in this event loop) says it is experimental.
         logging.getLogger("_granian").addFilter(_DropExperimentalWarning())
@@ -536,7 +549,7 @@ class _GranianRunner:
         self._server.stop()  # type: ignore[no-untyped-call]
 
 
-_RUNNERS: Final[dict[str, Callable[[Any, str, int], _Runner]]] = {
+_RUNNERS: Final[dict[str, Callable[..., _Runner]]] = {
     "granian": _GranianRunner,
     "uvicorn": _UvicornRunner,
 }
@@ -549,8 +562,10 @@ async def serve_app(
     *,
     server: str = DEFAULT_SERVER,
     stop: asyncio.Event | None = None,
+    header_read_timeout: float = HEADER_READ_TIMEOUT,
 ) -> None:
-    """Serve `app` until `stop` is set (default: SIGINT or SIGTERM), then shut down gracefully."""
+    """Serve `app` until `stop` is set (default: SIGINT or SIGTERM), then shut down gracefully.
+    `header_read_timeout`: seconds a connection may take to send a request's headers."""
     if server not in _RUNNERS:
         raise ValueError(f"unknown server {server!r}; choose one of {', '.join(SERVERS)}")
     loop = asyncio.get_running_loop()
@@ -559,7 +574,7 @@ async def serve_app(
         for sig in _SIGNALS:
             loop.add_signal_handler(sig, stop.set)
     where = f"{host}:{port}"
-    runner = _RUNNERS[server](app.asgi, host, port)
+    runner = _RUNNERS[server](app.asgi, host, port, header_read_timeout)
     serving = asyncio.ensure_future(runner.serve())
     started = asyncio.ensure_future(app.lifecycle.wait_started())
     stopping = asyncio.ensure_future(stop.wait())
@@ -607,7 +622,14 @@ async def _serve(settings: Settings, server: str) -> None:
         _log.info("migrations_applied", migrations=applied)
     if stop.is_set():
         return
-    await serve_app(build_app(settings), settings.host, settings.port, server=server, stop=stop)
+    await serve_app(
+        build_app(settings),
+        settings.host,
+        settings.port,
+        server=server,
+        stop=stop,
+        header_read_timeout=settings.header_read_timeout,
+    )
 
 
 def run_server(settings: Settings, *, server: str = DEFAULT_SERVER) -> None:

@@ -30,6 +30,7 @@ from registry import __version__
 from registry.api import apply, capabilities, digests, ops, sync, tools
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
+from registry.api.deadlines import body_deadline
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
 from registry.api.params import exact_names
@@ -259,6 +260,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             Exception: _on_unexpected,
         },
         request_max_body_size=settings.max_body_bytes,
+        middleware=[body_deadline(seconds=settings.body_read_timeout, metrics=metrics)],
         openapi_config=OpenAPIConfig(
             title="MCP tool registry",
             version=__version__,
