@@ -85,3 +85,44 @@ def test_clients_hanging_up_mid_long_poll_are_no_error(
     assert {line["status"] for line in toolset_lines} == {200, 304}
     errors = [line for line in lines if line.get("level") in ("error", "critical", "exception")]
     assert errors == []
+
+
+async def _hang_up_mid_body(url: str) -> None:
+    host, port = url.removeprefix("http://").split(":")
+    _, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        "POST /v1/namespaces/billing/tools/db.query/versions HTTP/1.1\r\n"
+        f"Host: {host}\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+        '{"definition": '.encode()
+    )
+    await writer.drain()
+    await asyncio.sleep(0.5)
+    writer.transport.abort()
+
+
+@pytest.mark.parametrize("server", ["granian", "uvicorn"])
+def test_clients_hanging_up_mid_body_are_no_error(
+    server: str,
+    database_url: str,
+    spawn: Any,  # noqa: F811
+) -> None:
+    served = spawn(
+        "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN
+    )
+
+    async def hang_ups() -> None:
+        await asyncio.gather(*(_hang_up_mid_body(served.url) for _ in range(10)))
+
+    asyncio.run(hang_ups())
+    for _ in range(200):
+        statuses = _statuses(httpx.get(served.url + "/metrics").text)
+        if statuses.get("499") == 10:
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert statuses.get("499") == 10, statuses
+    assert not [s for s in statuses if s.startswith("5")], statuses
+    code, _ = served.stop(30.0)
+    assert code == 0, served.errors()
+    errors = [line for line in served.lines() if line.get("level") in ("error", "critical")]
+    assert errors == []
