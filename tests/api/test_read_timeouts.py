@@ -21,7 +21,8 @@ from tests.test_cli_server import spawn  # noqa: F401 - the fixture
 
 DRIBBLE = 0.25  # seconds between two pieces a slow client sends
 PIECES = 80  # 20 s of dribbling: far past both timeouts
-TIMEOUTS = ("--header-read-timeout", "1", "--body-read-timeout", "2")
+# The headers' bound from its flag, the body's from its environment variable.
+TIMEOUTS = ("--header-read-timeout", "1")
 
 
 async def _connect(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -63,6 +64,7 @@ def _spawn(start: Any, database_url: str, server: str) -> Any:
         "--server",
         server,
         *TIMEOUTS,
+        REGISTRY_BODY_READ_TIMEOUT="2",
         REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN,
     )
 
