@@ -132,7 +132,7 @@ def check_listen_address(host: str, port: int) -> None:
 def _usable_data_dir(data_dir: str) -> Path:
     path = Path(data_dir).expanduser()
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)  # others may not list it
         with tempfile.TemporaryFile(dir=path, prefix=".probe-"):
             pass
     except OSError as exc:
@@ -204,6 +204,7 @@ async def _ensure_database(admin_dsn: str, name: str) -> None:
 def start_embedded(data_dir: str) -> tuple[EmbeddedPostgres, str]:
     """Start the embedded PostgreSQL under `data_dir`; returns it and the registry DSN."""
     from registry.store.embedded import EmbeddedPostgres, EmbeddedPostgresError
+    from registry.store.roles import provision_app_role
 
     path = _usable_data_dir(data_dir)
     try:
@@ -218,28 +219,35 @@ def start_embedded(data_dir: str) -> tuple[EmbeddedPostgres, str]:
         ) from None
     try:
         asyncio.run(_ensure_database(server.dsn(), EMBEDDED_DATABASE))
+        # The registry works as its own role, owner of its tables and nothing more.
+        asyncio.run(
+            provision_app_role(
+                server.dsn(EMBEDDED_DATABASE), EMBEDDED_DATABASE, server.app_password()
+            )
+        )
     except BaseException:
         server.stop()
         raise
     _log.info("embedded_postgres_started", data_dir=str(path), port=server.port)
-    return server, server.dsn(EMBEDDED_DATABASE)
+    return server, server.app_dsn(EMBEDDED_DATABASE)
 
 
 def running_embedded_dsn(data_dir: str) -> str | None:
     """The registry DSN of an embedded PostgreSQL already running under `data_dir`
     (started by `registry serve`), from its `postmaster.pid` (line 4 is the port)
-    and the superuser password file; None when none is running."""
-    from registry.store.embedded import SUPERUSER
+    and the registry role's password file; None when none is running."""
+    from registry.store.embedded import APP_PASSWORD_FILE
+    from registry.store.roles import APP_ROLE
 
     base = Path(data_dir)
     try:
         lines = (base / "pgdata" / "postmaster.pid").read_text().splitlines()
         pid, port = int(lines[0]), int(lines[3])
-        password = (base / "password").read_text().strip()
+        password = (base / APP_PASSWORD_FILE).read_text().strip()
         os.kill(pid, 0)
     except (OSError, IndexError, ValueError):
         return None
-    return f"postgresql://{SUPERUSER}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
+    return f"postgresql://{APP_ROLE}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
 
 
 def require_embedded_data(data_dir: str) -> None:
