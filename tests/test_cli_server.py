@@ -301,6 +301,8 @@ def test_serve_answers_and_stops_on_sigterm(
     ready = httpx.get(served.url + "/readyz")
     assert ready.status_code == 200, ready.text
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    created = httpx.put(served.url + "/v1/namespaces/billing", headers=admin)
+    assert created.status_code == 201, created.text
     published = httpx.post(served.url + VERSIONS, json={"definition": DB_QUERY_V3}, headers=admin)
     assert published.status_code == 201, published.text
     toolset = httpx.get(served.url + "/v1/namespaces/billing/toolset", headers=admin)

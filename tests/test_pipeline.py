@@ -116,8 +116,9 @@ tool:
 
 @pytest_asyncio.fixture
 async def registry(database_url: str) -> AsyncIterator[Registry]:
-    """tests/api/conftest.py's `registry` (its fixtures are not visible from tests/)."""
-    app = await serve(database_url)
+    """tests/api/conftest.py's `registry` with no namespace yet (its fixtures are not
+    visible from tests/): `apply` with the admin token creates the ones it names."""
+    app = await serve(database_url, namespaces=())
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     client = httpx.AsyncClient(base_url=app.url, timeout=30, headers=headers)
     try:
@@ -309,9 +310,16 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     write(tools, "search/search.yaml", SEARCH_V1)
     first = await run("apply", str(tools), *online(registry), tty=True)
     assert first.code == EXIT_OK, first
-    assert first.out.rstrip().endswith("applied: 2 to create, 0 new versions, 0 unchanged")
-    progress = [line for line in first.err.splitlines() if line.startswith("[")]
-    assert progress == ["[1/2] billing/db.query: created v1", "[2/2] search/search: created v1"]
+    assert first.out.startswith("namespace billing: create\nnamespace search: create\n")
+    assert first.out.rstrip().endswith(
+        "applied: 2 new namespaces, 2 to create, 0 new versions, 0 unchanged"
+    )
+    assert first.err.splitlines()[-4:] == [
+        "namespace billing: created",
+        "namespace search: created",
+        "[1/2] billing/db.query: created v1",
+        "[2/2] search/search: created v1",
+    ]
 
     events = await audit_count(registry)
     second = await run("apply", str(tools), *online(registry), "--format", "json")
@@ -324,6 +332,37 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     assert again.code == EXIT_OK
     assert "plan: no changes, the registry matches the manifests" in again.out
     assert second.err == "", "no progress lines when stderr is not a terminal"
+
+
+async def test_a_namespace_to_create_needs_admin(registry: Registry, tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools, "billing/db.query.yaml", DB_V1)
+    import asyncpg
+
+    from registry.store import repository
+
+    conn = await asyncpg.connect(registry.database_url)
+    try:
+        await repository.create_token(
+            conn,
+            repository.hash_token("ci-secret"),
+            ["billing:publish"],
+            actor=None,
+            request_id=None,
+        )
+    finally:
+        await conn.close()
+    as_ci = ["--url", registry.url, "--token", "ci-secret"]
+    plan = await run("plan", str(tools), *as_ci)
+    assert plan.code == EXIT_BREAKING, plan
+    assert plan.out.startswith("namespace billing: create (refused: needs billing:admin)\n")
+    assert plan.out.rstrip().endswith(
+        "plan refused: creating namespace billing needs billing:admin; nothing would be applied"
+    )
+    apply = await run("apply", str(tools), *as_ci)
+    assert apply.code == EXIT_USAGE, apply
+    assert "403 (forbidden)" in apply.err and "needs billing:admin" in apply.err
+    assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
 
 
 async def test_seed_000_story(registry: Registry, tmp_path: Path) -> None:
