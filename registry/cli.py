@@ -33,7 +33,12 @@ from registry.compat import (
     classify,
     classify_schemas,
 )
-from registry.definitions import DefinitionError, normalize_document, validate_definition
+from registry.definitions import (
+    DefinitionError,
+    is_manifest,
+    normalize_document,
+    validate_definition,
+)
 from registry.documents import DocumentError, locate, parse_document, read_source
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -118,8 +123,12 @@ def _read_definition(path: str) -> tuple[_InputFile, dict[str, Any]]:
 
 def _located(source: _InputFile, message: str, pointer: str) -> InputError:
     """`file:line:column: pointer: message`, the pointer as written in the file
-    (a bare schema file is the definition's `inputSchema`)."""
-    if not _is_definition(source.document) and (
+    (a manifest holds the definition under `tool`; a bare schema file is the
+    definition's `inputSchema`)."""
+    if is_manifest(source.document):
+        pointer = "/tool" + pointer
+        position = locate(source.raw, pointer)
+    elif not _is_definition(source.document) and (
         pointer == "/inputSchema" or pointer.startswith("/inputSchema/")
     ):
         pointer = pointer.removeprefix("/inputSchema")
@@ -140,13 +149,16 @@ def _is_definition(document: Any) -> bool:
 
 
 def _digest_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="a tool definition, JSON or YAML ('-': stdin)")
+    parser.add_argument(
+        "file", metavar="FILE", help="a tool definition or a manifest, JSON or YAML ('-': stdin)"
+    )
 
 
 def run_digest(args: argparse.Namespace) -> int:
     source = _read(args.file)
+    document = source.document["tool"] if is_manifest(source.document) else source.document
     try:
-        print(digest(source.document))
+        print(digest(document))
     except DigestError as error:
         raise InputError(f"{source.name}: {error}") from None
     return EXIT_OK
@@ -156,8 +168,9 @@ def run_digest(args: argparse.Namespace) -> int:
 
 
 def _diff_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("old", metavar="OLD", help="the old tool definition or JSON Schema")
-    parser.add_argument("new", metavar="NEW", help="the new tool definition or JSON Schema")
+    what = "tool definition, manifest (its `tool`) or bare JSON Schema (an inputSchema)"
+    parser.add_argument("old", metavar="OLD", help=f"the old {what}")
+    parser.add_argument("new", metavar="NEW", help=f"the new {what}")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--color",

@@ -38,6 +38,7 @@ __all__ = [
     "MAX_SCHEMA_NODES",
     "TOOL_NAME",
     "DefinitionError",
+    "is_manifest",
     "normalize_document",
     "validate_definition",
 ]
@@ -100,13 +101,26 @@ class DefinitionError(ValueError):
         super().__init__(f"{pointer}: {message}" if pointer else message)
 
 
+def is_manifest(document: Any) -> bool:
+    """A manifest (`schemas/manifest.schema.json`): a `namespace` and a `tool` object."""
+    return (
+        isinstance(document, dict)
+        and "namespace" in document
+        and isinstance(document.get("tool"), dict)
+    )
+
+
 def normalize_document(document: Any) -> dict[str, Any]:
-    """A tool definition as is; a bare JSON Schema (no `inputSchema` key) as
-    the input schema of a tool named "tool"."""
+    """A tool definition as is; a manifest's `tool`; a bare JSON Schema (no
+    `inputSchema` key) as the input schema of a tool named "tool"."""
     if not isinstance(document, dict):
         raise DefinitionError(
-            f"expected a tool definition or a JSON Schema object, not {_json_type(document)}"
+            "expected a tool definition, a manifest or a JSON Schema object, "
+            f"not {_json_type(document)}"
         )
+    if is_manifest(document):
+        tool: dict[str, Any] = document["tool"]
+        return tool
     if "inputSchema" in document:
         return document
     return {"name": "tool", "inputSchema": document}
