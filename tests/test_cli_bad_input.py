@@ -208,7 +208,7 @@ CASES: list[Case] = [
         DEFINITION,
         "list.json",
         "[1, 2]",
-        "expected a tool definition or a JSON Schema object, not an array",
+        "expected a tool definition, a manifest or a JSON Schema object, not an array",
     ),
     Case(
         "tool not an object in a manifest",
