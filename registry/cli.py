@@ -792,6 +792,61 @@ VERBS.append(
     )
 )
 
+# -- namespace (a client verb: base install) ------------------------------------------------
+
+
+def _namespace_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser(
+        "create", help="create a namespace (needs NAMESPACE:admin); an existing one is kept"
+    )
+    create.add_argument("namespace", metavar="NAMESPACE")
+    listing = actions.add_parser("list", help="the namespaces the token may read")
+    for sub in (create, listing):
+        sub.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+        sub.add_argument("--token", help="a bearer token (env REGISTRY_TOKEN)")
+
+
+def run_namespace(args: argparse.Namespace) -> int:
+    import httpx
+
+    url = args.url or os.environ.get("REGISTRY_URL")
+    if not url:
+        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
+    token = args.token or os.environ.get("REGISTRY_TOKEN") or None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    base = f"{url.rstrip('/')}/v1/namespaces"
+    target = f"{base}/{args.namespace}" if args.action == "create" else base
+    try:
+        response = httpx.request(
+            "PUT" if args.action == "create" else "GET", target, headers=headers, timeout=30
+        )
+    except httpx.HTTPError as error:
+        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
+    if response.status_code not in (200, 201):
+        try:
+            detail = response.json().get("detail") or response.text
+        except ValueError:
+            detail = response.text
+        raise InputError(f"{target}: HTTP {response.status_code}: {' '.join(str(detail).split())}")
+    if args.action == "create":
+        done = "created" if response.status_code == 201 else "exists already"
+        print(f"namespace {args.namespace}: {done}")
+    else:
+        for entry in response.json()["namespaces"]:
+            print(entry["name"])
+    return EXIT_OK
+
+
+VERBS.append(
+    Verb(
+        "namespace",
+        "create a namespace (namespaces are explicit: publishing never creates one) or list them",
+        _namespace_arguments,
+        run_namespace,
+    )
+)
+
 # plan, apply, check: registry/pipeline.py (it imports Verb and InputError from here,
 # so it is imported after them)
 from registry.pipeline import PIPELINE_VERBS  # noqa: E402

@@ -500,3 +500,28 @@ async def test_sync_fails_in_one_line_when_the_registry_is_down(tmp_path: Path) 
     code, out, err = await registry_cli("sync", "billing")
     assert (code, out) == (2, b"")
     assert_one_line_error(err, "no registry URL")
+
+
+async def test_namespace_create_and_list(database_url: str) -> None:
+    """Namespaces are explicit: `registry namespace create` makes one (admin on it),
+    `list` shows what the token may read."""
+    app = await serve(database_url, namespaces=())
+    try:
+        env = {"REGISTRY_URL": app.url, "REGISTRY_TOKEN": ADMIN_TOKEN}
+        assert await registry_cli("namespace", "create", "billing", **env) == (
+            0,
+            b"namespace billing: created\n",
+            "",
+        )
+        code, out, _ = await registry_cli("namespace", "create", "billing", **env)
+        assert (code, out) == (0, b"namespace billing: exists already\n")
+        code, out, _ = await registry_cli("namespace", "list", **env)
+        assert (code, out) == (0, b"billing\n")
+        code, out, err = await registry_cli("namespace", "create", "Billing", **env)
+        assert (code, out) == (2, b"")
+        assert_one_line_error(err, "HTTP 400")
+        code, out, err = await registry_cli("namespace", "create", "search", "--url", app.url)
+        assert (code, out) == (2, b"")
+        assert_one_line_error(err, "HTTP 401")
+    finally:
+        await app.stop()
