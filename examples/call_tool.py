@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -100,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"arguments are not JSON: {exc}")
     if not isinstance(arguments, dict) or not command:
         parser.error("arguments must be a JSON object, and `--` needs a command after it")
+    # The client library warns when a called tool was not listed (an alias is not):
+    # a host's log line, not part of what this example prints.
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     return asyncio.run(call(command, args.tool, arguments, args.version))
 
 

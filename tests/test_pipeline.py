@@ -83,10 +83,23 @@ tool:
     required: [query]
 retire: [1, 2]
 """
-# seed 000's v4, as examples/manifests/billing/db.query.yaml has it, without `retire: [3]`
-EXAMPLE_DB = REPO / "examples" / "manifests" / "billing" / "db.query.yaml"
-DB_V4_UNDECIDED = EXAMPLE_DB.read_text().replace("retire: [3]\n", "")
-DB_V4_DECIDED = EXAMPLE_DB.read_text()
+# seed 000's v4 over a history of three versions, retiring v3 as it lands, and without that decision
+DB_V4_DECIDED = """\
+namespace: billing
+tool:
+  name: db.query
+  description: Run a SQL query.
+  inputSchema:
+    type: object
+    properties:
+      query: {type: string}
+      timeout: {type: integer}
+      mode: {type: string, enum: [read]}
+    required: [query]
+    additionalProperties: true
+retire: [3]
+"""
+DB_V4_UNDECIDED = DB_V4_DECIDED.replace("retire: [3]\n", "")
 
 SEARCH_V1 = """\
 namespace: search
@@ -99,7 +112,28 @@ tool:
       query: {type: string}
     required: [query]
 """
-EXAMPLE_SEARCH = (REPO / "examples" / "manifests" / "search" / "search.yaml").read_text()
+# seed 002's v2, its converter from v1 and the alias of the old name (the README's walkthrough)
+EXAMPLE_SEARCH = """\
+namespace: search
+tool:
+  name: search
+  description: Search documents.
+  inputSchema:
+    type: object
+    properties:
+      query: {type: string}
+      filters: {type: object}
+      limit: {type: integer, default: 20}
+    required: [query, filters]
+converters:
+  - from: 1
+    ops:
+      - {op: fill, path: /filters, value: {}}
+      - {op: fill, path: /limit, value: 20}
+aliases:
+  - name: search_v1
+    contract: {tool: search, version: 1}
+"""
 
 
 def additive_tool(namespace: str, name: str) -> str:
@@ -457,7 +491,7 @@ async def test_json_output_follows_the_plan_schema(registry: Registry, tmp_path:
         planned = check((await run("plan", str(tools), *online(registry), "--format", "json")).json)
         assert planned["tools"][0]["lifecycle"][0]["action"] == "converter"
         assert planned["tools"][0]["aliases"][0]["name"] == "search_v1"
-        write(tools, "search/search.yaml", EXAMPLE_SEARCH.split("converters:")[0])
+        write(tools, "search/search.yaml", EXAMPLE_SEARCH.split("converters:", maxsplit=1)[0])
         refused = await run("apply", str(tools), *online(registry), "--format", "json")
         assert refused.code == EXIT_BREAKING
         document = check(refused.json)
@@ -692,7 +726,7 @@ async def test_check_offline_cannot_verify_a_converter_from_a_retired_version(
     tools = tmp_path / "tools"
     write(tools, "search/search.yaml", SEARCH_V1)
     assert (await run("apply", str(tools), *online(registry))).code == EXIT_OK
-    v2 = EXAMPLE_SEARCH.split("converters:")[0]
+    v2 = EXAMPLE_SEARCH.split("converters:", maxsplit=1)[0]
     write(tools, "search/search.yaml", v2 + "retire: [1]\n")
     assert (await run("apply", str(tools), *online(registry))).code == EXIT_OK
     toolset = await save_toolset(registry, "search", tmp_path / "toolset.json")
