@@ -5,6 +5,9 @@ guard of `registry.api.access`, so no body is read or parsed for a caller who
 may not make the request. It refuses:
 
 * a body that is not `application/json` (or `+json`): 415;
+* a body nested deeper, or holding more arrays and objects, than
+  `registry.documents.check_json_limits` allows (checked in one pass over the
+  text, before any parser recurses into it): 400;
 * what msgspec (which decodes the body for the handler) would let through
   silently: duplicate object keys (msgspec keeps the last one and has no
   option to refuse them, msgspec issue #648); and with a clear message NaN,
@@ -27,10 +30,14 @@ from typing import Any, Final
 from litestar import Request
 
 from registry.api.problems import ApiError
+from registry.documents import DocumentError, check_json_limits
 
 __all__ = ["check_document", "require_json"]
 
 JSON_BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
+# Arrays and objects in one request body: a bundle of manifests may hold several
+# schemas of up to 100,000 nodes each (a 4 MiB body holds at most about 1.4 million).
+MAX_BODY_NODES: Final = 1_000_000
 _NUL_ESCAPE: Final = b"\\u0000"
 
 
@@ -52,7 +59,15 @@ async def require_json(request: Request[Any, Any, Any]) -> None:
 
 
 def check_document(raw: bytes) -> None:
-    """ApiError unless `raw` is strict JSON without duplicate keys and without NUL."""
+    """ApiError unless `raw` is strict JSON within the depth and node limits, without
+    duplicate keys and without NUL."""
+    try:  # one pass over the text before any parser builds (or recurses into) it
+        check_json_limits(raw.decode("utf-8", "replace"), "the body", max_nodes=MAX_BODY_NODES)
+    except DocumentError as exc:
+        raise ApiError(
+            "invalid-json",
+            f"the body is refused: {exc.message} (line {exc.line}, column {exc.column})",
+        ) from None
     duplicates: list[tuple[str, dict[str, Any]]] = []
 
     def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import pytest
 
 from tests.api.conftest import ADMIN_TOKEN
 from tests.fixtures.seeds import DB_QUERY_V3
-from tests.test_cli_server import spawn  # noqa: F401 - the fixture
 
 HANGUPS = 50
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -50,11 +49,12 @@ def _statuses(metrics: str) -> dict[str, float]:
 def test_clients_hanging_up_mid_long_poll_are_no_error(
     server: str,
     database_url: str,
-    spawn: Any,  # noqa: F811
+    spawn: Any,
 ) -> None:
     served = spawn(
         "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN
     )
+    assert httpx.put(served.url + "/v1/namespaces/billing", headers=ADMIN).status_code == 201
     published = httpx.post(
         served.url + "/v1/namespaces/billing/tools/db.query/versions",
         json={"definition": DB_QUERY_V3},
@@ -105,7 +105,7 @@ async def _hang_up_mid_body(url: str) -> None:
 def test_clients_hanging_up_mid_body_are_no_error(
     server: str,
     database_url: str,
-    spawn: Any,  # noqa: F811
+    spawn: Any,
 ) -> None:
     served = spawn(
         "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN

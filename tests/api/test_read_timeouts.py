@@ -17,7 +17,6 @@ import httpx
 import pytest
 
 from tests.api.conftest import ADMIN_TOKEN
-from tests.test_cli_server import spawn  # noqa: F401 - the fixture
 
 DRIBBLE = 0.25  # seconds between two pieces a slow client sends
 PIECES = 80  # 20 s of dribbling: far past both timeouts
@@ -69,7 +68,7 @@ def _spawn(start: Any, database_url: str, server: str) -> Any:
     )
 
 
-def test_slow_and_silent_headers_are_cut_off(database_url: str, spawn: Any) -> None:  # noqa: F811
+def test_slow_and_silent_headers_are_cut_off(database_url: str, spawn: Any) -> None:
     served = _spawn(spawn, database_url, "granian")
 
     async def clients() -> list[bytes]:
@@ -94,7 +93,7 @@ def test_slow_and_silent_headers_are_cut_off(database_url: str, spawn: Any) -> N
 @pytest.mark.parametrize("server", ["granian", "uvicorn"])
 def test_a_slow_body_is_cut_off_and_counted(
     database_url: str,
-    spawn: Any,  # noqa: F811
+    spawn: Any,
     server: str,
 ) -> None:
     served = _spawn(spawn, database_url, server)
@@ -112,7 +111,7 @@ def test_a_slow_body_is_cut_off_and_counted(
     assert 'status="5' not in metrics
 
 
-def test_an_anonymous_slow_body_is_refused_at_once(database_url: str, spawn: Any) -> None:  # noqa: F811
+def test_an_anonymous_slow_body_is_refused_at_once(database_url: str, spawn: Any) -> None:
     served = _spawn(spawn, database_url, "granian")
     head = (
         "POST /v1/apply HTTP/1.1\r\nHost: x\r\n"
