@@ -160,3 +160,13 @@ def test_every_registry_route_has_an_access_rule() -> None:
     unlisted.fn.__module__ = "registry.api.somewhere"
     with pytest.raises(ValueError, match="without an access rule in NEEDS: unlisted"):
         access.require_coverage([unlisted])
+
+
+async def test_the_open_endpoints_answer_anyone(registry: Registry) -> None:
+    """The endpoints the README lists as open, and nothing under /v1."""
+    async with registry.anonymous() as anonymous:
+        for path in ("/healthz", "/readyz", "/metrics", "/schema/openapi.json"):
+            answer = await anonymous.get(path)
+            assert answer.status_code == 200, (path, answer.text)
+        metrics = (await anonymous.get("/metrics")).text
+        assert "billing" not in metrics and ADMIN_TOKEN not in metrics
