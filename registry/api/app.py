@@ -260,7 +260,13 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             Exception: _on_unexpected,
         },
         request_max_body_size=settings.max_body_bytes,
-        middleware=[body_deadline(seconds=settings.body_read_timeout, metrics=metrics)],
+        middleware=[
+            body_deadline(
+                seconds=settings.body_read_timeout,
+                metrics=metrics,
+                drain_bytes=settings.max_body_bytes,
+            )
+        ],
         openapi_config=OpenAPIConfig(
             title="MCP tool registry",
             version=__version__,

@@ -11,6 +11,12 @@ Past that the request is answered 408 `request-timeout` (the connection is
 closed: the rest of the body is never read) and counted in
 `registry_http_body_timeouts_total`.
 
+A request answered before its body was read (a 401 or 403 is decided before
+the body is looked at, a 413 as soon as the limit is passed) has the rest of
+its body read and dropped after the answer, within the same deadline and up to
+`drain_bytes`: a client still sending then reads its answer, rather than a
+connection reset, and nothing of the body is parsed.
+
 A client that hangs up in the middle of its body is answered (to nobody) 499
 `client-closed` rather than Litestar's "client disconnected prematurely" 500:
 a hang-up is the client's doing, not a server error. Once the body is
@@ -33,7 +39,9 @@ Scope = dict[str, Any]
 ASGIApp = Callable[..., Any]
 
 
-def body_deadline(*, seconds: float, metrics: Metrics) -> Callable[[ASGIApp], ASGIApp]:
+def body_deadline(
+    *, seconds: float, metrics: Metrics, drain_bytes: int
+) -> Callable[[ASGIApp], ASGIApp]:
     """The Litestar middleware factory (see the module docstring)."""
 
     def wrap(app: ASGIApp) -> ASGIApp:
@@ -54,6 +62,7 @@ def body_deadline(*, seconds: float, metrics: Metrics) -> Callable[[ASGIApp], AS
                         receive(), max(deadline - loop.time(), 0.0)
                     )
                 except TimeoutError:
+                    complete = True
                     metrics.body_timeouts.inc()
                     raise ApiError(
                         "request-timeout",
@@ -68,6 +77,19 @@ def body_deadline(*, seconds: float, metrics: Metrics) -> Callable[[ASGIApp], AS
                 return message
 
             await app(scope, bounded, send)
+            drained = 0
+            while not complete and drained <= drain_bytes:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                try:
+                    message = await asyncio.wait_for(receive(), remaining)
+                except TimeoutError:
+                    break
+                drained += len(message.get("body", b""))
+                complete = message["type"] == "http.disconnect" or not message.get(
+                    "more_body", False
+                )
 
         return bounded_app
 

@@ -120,3 +120,31 @@ def test_an_anonymous_slow_body_is_refused_at_once(database_url: str, spawn: Any
     answer = asyncio.run(_answer_while_dribbling(served.url, head, [b" "] * PIECES))
     assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
     assert "registry_http_body_timeouts_total 0.0" in httpx.get(served.url + "/metrics").text
+
+
+@pytest.mark.parametrize("server", ["granian", "uvicorn"])
+def test_a_refused_large_body_is_answered_not_reset(
+    database_url: str, spawn: Any, server: str
+) -> None:
+    """A 401 is decided before the body is read; the rest of the body is then read
+    and dropped (not parsed), so an ordinary client still sending it gets the 401
+    rather than a reset connection."""
+    served = _spawn(spawn, database_url, server)
+    body = b"[" + b",".join([b'{"a": 1}'] * 450_000) + b"]"  # ~4 MiB
+
+    async def burst() -> list[int]:
+        limits = httpx.Limits(max_connections=16)
+        async with httpx.AsyncClient(base_url=served.url, timeout=60, limits=limits) as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(
+                        "/v1/apply", content=body, headers={"content-type": "application/json"}
+                    )
+                    for _ in range(16)
+                )
+            )
+        return [answer.status_code for answer in answers]
+
+    assert asyncio.run(burst()) == [401] * 16
+    metrics = httpx.get(served.url + "/metrics").text
+    assert "registry_http_body_timeouts_total 0.0" in metrics
