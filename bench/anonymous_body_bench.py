@@ -107,11 +107,13 @@ def main() -> int:
                 f"/healthz during it median {statistics.median(health) * 1000:7.1f} ms "
                 f"(max {max(health) * 1000:.1f} ms, {len(health)} asked)"
             )
-        anon, tok = figures["anonymous"], figures["token"]
-        print(
-            f"anonymous / token: burst x{statistics.median(anon[0]) / statistics.median(tok[0]):.3f}, "
-            f"/healthz x{statistics.median(anon[1]) / statistics.median(tok[1]):.3f}"
+        (anon_bursts, anon_health), (token_bursts, token_health) = (
+            figures["anonymous"],
+            figures["token"],
         )
+        burst_ratio = statistics.median(anon_bursts) / statistics.median(token_bursts)
+        health_ratio = statistics.median(anon_health) / statistics.median(token_health)
+        print(f"anonymous / token: burst x{burst_ratio:.3f}, /healthz x{health_ratio:.3f}")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
