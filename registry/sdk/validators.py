@@ -62,7 +62,6 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-import structlog
 from jsonschema import (
     Draft4Validator,
     Draft6Validator,
@@ -72,6 +71,8 @@ from jsonschema import (
 )
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
+
+from registry.sdk._logging import get_logger
 
 jsonschema_rs: ModuleType | None
 try:
@@ -90,7 +91,7 @@ __all__ = [
 PYTHON_ENGINE = "python-jsonschema"
 FAST_ENGINE = "jsonschema-rs"
 
-_log = structlog.get_logger("registry.sdk.validators")
+_log = get_logger("registry.sdk.validators")
 
 # python-jsonschema class -> (jsonschema-rs class name, the dialect URIs both read alike)
 _DIALECTS: dict[type[Any], tuple[str, frozenset[str]]] = {

@@ -44,7 +44,7 @@ from registry.sdk.validators import (
     fallback_reason,
     portable_pattern,
 )
-from tests.sdk import seed_000, seed_002
+from tests.sdk import captured_events, seed_000, seed_002
 
 jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
@@ -466,11 +466,9 @@ def test_unreadable_instances_get_python_jsonschemas_verdict() -> None:
 
 def test_a_refusal_is_re_checked_and_python_jsonschema_decides() -> None:
     """NaN: jsonschema-rs refuses it as a number, python-jsonschema accepts it."""
-    import structlog
-
     validator = compiled({"type": "number"})
     assert validator.engine == FAST_ENGINE
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         assert validator.is_valid(float("nan")) == validator.python.is_valid(float("nan"))
         validator.is_valid(float("nan"))
     assert [log["event"] for log in logs] == ["gate.validator_disagreement"]  # once
