@@ -11,7 +11,6 @@ current, and the input schemas as JSON text.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 import msgspec
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from registry.canonical import canonical_json, digest
@@ -36,7 +35,7 @@ __all__ = [
     "Compiler",
     "Served",
     "compile_toolset",
-    "pointer",
+    "error_details",
     "validation_failure",
     "wire",
 ]
@@ -141,7 +140,7 @@ class CompiledTool:
         if not isinstance(arguments, dict):
             return None
         for version, validator in self._older_validators():
-            if validator.is_valid(arguments):
+            if validator.matches(arguments):
                 return version
         return None
 
@@ -274,45 +273,22 @@ def compile_toolset(
 
 # ---------------------------------------------------------------- validation detail
 
-
-def pointer(parts: Iterable[Any]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+_NOT_AN_OBJECT = {"path": "", "keyword": "type", "message": "arguments must be an object"}
 
 
-def _detail(error: ValidationError) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": pointer(error.absolute_path),
-        "keyword": error.validator,
-        "message": error.message,
-        "schemaPath": pointer(error.absolute_schema_path),
-    }
-    schema, instance = error.schema, error.instance
-    if (
-        error.validator == "additionalProperties"
-        and isinstance(schema, dict)
-        and isinstance(instance, dict)
-    ):
-        known = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        out["unexpected"] = sorted(
-            key
-            for key in instance
-            if key not in known and not any(re.search(p, key) for p in patterns)
-        )
-    return out
+def error_details(validator: SchemaValidator, instance: Any) -> list[dict[str, Any]]:
+    """[] when `instance` is a valid arguments object, else up to MAX_ERRORS
+    error details (`SchemaValidator.explain`)."""
+    if not isinstance(instance, dict):
+        return [dict(_NOT_AN_OBJECT, schemaPath="")]
+    return validator.explain(instance, MAX_ERRORS)
 
 
 def validation_failure(
     validator: SchemaValidator, instance: Any
 ) -> tuple[str, list[dict[str, Any]]]:
-    """(one-line message, up to MAX_ERRORS error details) from python-jsonschema."""
-    if not isinstance(instance, dict):
-        return "arguments must be an object", [
-            {"path": "", "keyword": "type", "message": "arguments must be an object"}
-        ]
-    errors = list(validator.iter_errors(instance))
-    if not errors:  # the two engines disagreed and python-jsonschema accepts: say so plainly
-        return "the arguments were refused by the compiled validator", []
-    best = best_match(errors)
-    located = f" at {pointer(best.absolute_path)}" if best.absolute_path else ""
-    return f"{best.message}{located}", [_detail(e) for e in errors[:MAX_ERRORS]]
+    """(one-line message, error details) of an instance `validator` refuses."""
+    errors = error_details(validator, instance)
+    first = errors[0] if errors else {"path": "", "message": "refused"}
+    located = f" at {first['path']}" if first["path"] else ""
+    return f"{first['message']}{located}", errors

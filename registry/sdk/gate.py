@@ -104,6 +104,7 @@ from registry.sdk._compiled import (
     CompiledTool,
     Served,
     compile_toolset,
+    error_details,
     validation_failure,
     wire,
 )
@@ -338,9 +339,9 @@ class Gate:
 
     def _check_undeclared(self, tool: CompiledTool, arguments: Any) -> Decision:
         current = tool.current.version
-        if isinstance(arguments, dict) and tool.strict.is_valid(arguments):
+        errors = error_details(tool.strict, arguments)
+        if not errors:
             return self._finish(Decision(True, tool.name, current, arguments), _NOTHING, current)
-        _, errors = validation_failure(tool.strict, arguments)
         inferred = tool.infer(arguments)
         changes = tool.changes_to_current(inferred) if inferred is not None else []
         data = _version_data(tool, None, relist=inferred is not None)
