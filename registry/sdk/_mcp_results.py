@@ -11,6 +11,8 @@ import base64
 import binascii
 import copy
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp import types
@@ -18,7 +20,7 @@ from mcp.server.context import HandlerResult
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from registry.sdk.gate import GateError
+from registry.sdk.gate import Gate, GateError
 from registry.sdk.refusals import structured_content
 from registry.sdk.revisions import (
     KNOWN_REVISIONS,
@@ -30,9 +32,11 @@ from registry.sdk.toolset import Toolset, ToolsetError
 __all__ = [
     "MODEL_FACING_SINCE",
     "Refusals",
+    "Snapshot",
     "as_result",
     "decode_cursor",
     "encode_cursor",
+    "input_schemas",
     "listed_tools",
     "project_listing",
     "project_result",
@@ -88,6 +92,35 @@ def listed_tools(toolset: Toolset) -> tuple[dict[str, Any], ...]:
 def project_listing(tools: tuple[dict[str, Any], ...], revision: str) -> tuple[dict[str, Any], ...]:
     """The listed tools with only the fields of `revision` (a known one)."""
     return tuple(project_tool(t, revision) for t in tools)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One toolset as a gated server serves it: its gate, its listing, its input schemas."""
+
+    toolset: Toolset
+    gate: Gate
+    listed: tuple[dict[str, Any], ...]
+    schemas: Mapping[str, dict[str, Any]]
+    # the listing projected per revision, filled on first use
+    by_revision: dict[str, tuple[dict[str, Any], ...]]
+
+    def listing(self, protocol_version: str | None) -> tuple[dict[str, Any], ...]:
+        key = revision(protocol_version)
+        found = self.by_revision.get(key)
+        if found is None:
+            found = self.by_revision[key] = project_listing(self.listed, key)
+        return found
+
+
+def input_schemas(toolset: Toolset) -> dict[str, dict[str, Any]]:
+    schemas = {
+        t.name: t.current_version.definition.get("inputSchema", {"type": "object"})
+        for t in toolset.tools
+    }
+    for alias in toolset.aliases:
+        schemas[alias.name] = alias.definition.get("inputSchema", {"type": "object"})
+    return schemas
 
 
 def encode_cursor(digest: str, offset: int) -> str:

@@ -442,6 +442,7 @@ class Gate:
             converted = apply(list(ops), arguments)
         except ConversionRejected as exc:
             data = _version_data(tool, version, relist=False)
+            _name_alias(data, tool, alias, version)
             data.update(path=exc.path, value=exc.value, detail=exc.message)
             return self._finish(
                 _refuse(
@@ -462,6 +463,7 @@ class Gate:
         if not tool.current.validator.is_valid(converted):
             message, errors = validation_failure(tool.current.validator, converted)
             data = _version_data(tool, version, relist=True)
+            _name_alias(data, tool, alias, version)
             data["errors"] = errors
             _log.error("gate.converter_broken", tool=tool.name, declared=version, current=current)
             return self._finish(
@@ -491,8 +493,7 @@ class Gate:
         current = tool.current.version
         message, errors = validation_failure(served.validator, arguments)
         data = _version_data(tool, version, relist=False)
-        if alias is not None:
-            data.update(tool=alias.name, target=tool.name, contractVersion=wire(version))
+        _name_alias(data, tool, alias.name if alias is not None else None, version)
         data.update(
             errors=errors,
             inputSchema=alias.schema if alias is not None else tool.schema(version),
@@ -585,10 +586,14 @@ def _version_data(tool: CompiledTool, declared: Any, relist: bool) -> dict[str, 
 
 def _alias_data(alias: CompiledAlias, declared: Any) -> dict[str, Any]:
     data = _version_data(alias.target, declared, relist=False)
-    data.update(
-        tool=alias.name, target=alias.target.name, contractVersion=wire(alias.contract_version)
-    )
+    _name_alias(data, alias.target, alias.name, alias.contract_version)
     return data
+
+
+def _name_alias(data: dict[str, Any], tool: CompiledTool, alias: str | None, contract: int) -> None:
+    """A refusal of a call through an alias names the alias, its target and contract."""
+    if alias is not None:
+        data.update(tool=alias, target=tool.name, contractVersion=wire(contract))
 
 
 def _refuse(

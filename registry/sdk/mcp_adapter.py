@@ -75,7 +75,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
@@ -96,14 +96,14 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from registry.sdk._logging import get_logger
 from registry.sdk._mcp_results import (
     Refusals,
+    Snapshot,
     as_result,
     decode_cursor,
     encode_cursor,
+    input_schemas,
     listed_tools,
-    project_listing,
     project_result,
     refusal,
-    revision,
 )
 from registry.sdk.gate import Decision, Gate, OnDecision
 from registry.sdk.toolset import Toolset, ToolsetError
@@ -151,33 +151,6 @@ class _Static:
         self.current = toolset
 
 
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    toolset: Toolset
-    gate: Gate
-    listed: tuple[dict[str, Any], ...]
-    schemas: Mapping[str, dict[str, Any]]
-    # the listing projected per revision, filled on first use
-    by_revision: dict[str, tuple[dict[str, Any], ...]]
-
-    def listing(self, protocol_version: str | None) -> tuple[dict[str, Any], ...]:
-        key = revision(protocol_version)
-        found = self.by_revision.get(key)
-        if found is None:
-            found = self.by_revision[key] = project_listing(self.listed, key)
-        return found
-
-
-def _input_schemas(toolset: Toolset) -> dict[str, dict[str, Any]]:
-    schemas = {
-        t.name: t.current_version.definition.get("inputSchema", {"type": "object"})
-        for t in toolset.tools
-    }
-    for alias in toolset.aliases:
-        schemas[alias.name] = alias.definition.get("inputSchema", {"type": "object"})
-    return schemas
-
-
 class GatedTools:
     """The gate as an MCP server sees it: snapshot, listing, call gating, change
     notifications. Made and installed by `gate_server` / `gate_mcpserver`."""
@@ -206,7 +179,7 @@ class GatedTools:
         self._list_changed = list_changed
         self._on_decision = on_decision
         self._ttl_ms = self._resolve_ttl(ttl_ms)
-        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._sessions: dict[object, ServerSession] = {}
         self._bus: SubscriptionBus | None = None
         self._tasks: set[asyncio.Task[bool]] = set()
@@ -232,12 +205,12 @@ class GatedTools:
             return 0  # see the module docstring: a re-list must reach the server
         return ttl_ms if interval is None else min(ttl_ms, interval)
 
-    def _compile(self, toolset: Toolset) -> _Snapshot:
-        snapshot = _Snapshot(
+    def _compile(self, toolset: Toolset) -> Snapshot:
+        snapshot = Snapshot(
             toolset,
             Gate(toolset, on_decision=self._on_decision),
             listed_tools(toolset),
-            _input_schemas(toolset),
+            input_schemas(toolset),
             {},
         )
         self._remember(snapshot)
@@ -245,7 +218,7 @@ class GatedTools:
             self._check_handlers(toolset)
         return snapshot
 
-    def _remember(self, snapshot: _Snapshot) -> None:
+    def _remember(self, snapshot: Snapshot) -> None:
         self._snapshots[snapshot.toolset.digest] = snapshot
         self._snapshots.move_to_end(snapshot.toolset.digest)
         while len(self._snapshots) > _KEEP_SNAPSHOTS:
@@ -262,7 +235,7 @@ class GatedTools:
             _log.info("mcp.gate.handlers_not_in_toolset", namespace=toolset.namespace, tools=unused)
 
     @property
-    def snapshot(self) -> _Snapshot:
+    def snapshot(self) -> Snapshot:
         """The snapshot of `source.current`, compiled once per toolset swap.
         A new toolset that does not compile is logged, and the last good one kept."""
         current = self._source.current
