@@ -72,6 +72,12 @@ def text(value: str) -> types.TextContent:
     return types.TextContent(type="text", text=value)
 
 
+async def elicited(ctx: Context, message: str, schema: dict[str, Any], said: str) -> list[Any]:
+    """Ask the client (`elicitation/create`) and say what came back."""
+    result = await ctx.session.elicit(message, requested_schema=schema)  # type: ignore[arg-type]
+    return [text(f"{said}: action={result.action}, content={result.content}")]
+
+
 def build() -> MCPServer:
     app = MCPServer("conformance-tools")
 
@@ -167,8 +173,7 @@ def build() -> MCPServer:
             },
             "required": ["username", "email"],
         }
-        result = await ctx.session.elicit(message, requested_schema=schema)  # type: ignore[arg-type]
-        return [text(f"User response: action={result.action}, content={result.content}")]
+        return await elicited(ctx, message, schema, "User response")
 
     @app.tool(
         name="test_elicitation_sep1034_defaults",
@@ -190,8 +195,7 @@ def build() -> MCPServer:
                 "verified": {"type": "boolean", "default": True},
             },
         }
-        result = await ctx.session.elicit("Defaults", requested_schema=schema)  # type: ignore[arg-type]
-        return [text(f"Elicitation completed: action={result.action}, content={result.content}")]
+        return await elicited(ctx, "Defaults", schema, "Elicitation completed")
 
     @app.tool(
         name="test_elicitation_sep1330_enums",
@@ -217,8 +221,7 @@ def build() -> MCPServer:
                 "titledMulti": {"type": "array", "items": {"anyOf": titled}},
             },
         }
-        result = await ctx.session.elicit("Enums", requested_schema=schema)  # type: ignore[arg-type]
-        return [text(f"Elicitation completed: action={result.action}, content={result.content}")]
+        return await elicited(ctx, "Enums", schema, "Elicitation completed")
 
     @app.tool(
         name="json_schema_2020_12_tool",
