@@ -23,7 +23,9 @@ an `isError` tool result (text `model_text`, `structuredContent` from
 registry/sdk/refusals.py) from 2025-11-25 on (adapters: `refusals="auto"`).
 
 Row: inputs -> decision, code reason, `data` beyond reason/tool/declaredVersion/
-currentVersion/retired, action, surface.
+currentVersion/retired, action, surface. tests/golden/gate_decisions.json holds
+these rows as language-neutral cases (every SDK runs them); docs/gate.md says
+why the surfaces, the relist rule and the listing TTL are what they are.
 
  1. name neither a tool nor an alias -> refuse, -32602 unknown_tool,
     data {reason, tool} only, no action, rpc.
