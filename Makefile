@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 LINT_PATHS := $(wildcard registry tests bench examples)
 # the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
 TS_CLIENT := tests/clients/ts
-TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules bench/conformance/node_modules/.installed
+TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: install test lint typecheck pytest test-clients serve openapi bench conformance clean
 
