@@ -5,8 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_PATHS := $(wildcard registry tests bench examples)
+# the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
+TS_CLIENT := tests/clients/ts
+TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
 
-.PHONY: install test lint typecheck pytest serve openapi bench clean
+.PHONY: install test lint typecheck pytest test-clients serve openapi bench conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +26,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+$(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
+	touch $@
+
+test-clients: $(TS_CLIENT_STAMP)
+
+pytest: $(STAMP) $(TS_CLIENT_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -38,5 +47,9 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/classify_bench.py
 
+# the MCP conformance suite against a gated server and its ungated twin (not in make test)
+conformance: $(STAMP)
+	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
+
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules
