@@ -6,7 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_PATHS := $(wildcard registry tests bench examples)
 
-.PHONY: install test lint typecheck pytest serve openapi bench clean
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: install test lint typecheck pytest browser serve openapi bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +25,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# The console's browser tests drive Debian's chromium (browser downloads are not possible).
+# Installed here when missing and this is root with apt-get; otherwise those tests skip.
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium (apt-get) for the console's browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      chromium fonts-dejavu-core >/dev/null) \
+	      || echo "chromium could not be installed: the browser tests will skip"; \
+	  else \
+	    echo "no $(CHROMIUM), and no apt-get as root: the browser tests will skip"; \
+	  fi; \
+	fi
+
+pytest: $(STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -39,4 +55,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/classify_bench.py
 
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache test-artifacts

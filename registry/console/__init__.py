@@ -65,6 +65,8 @@ def console_router() -> Router:
             ResponseHeader(name="Referrer-Policy", value="no-referrer"),
             ResponseHeader(name="X-Frame-Options", value="DENY"),
         ],
+        # Pages show what a token may read: no cache keeps them (static assets say otherwise).
+        cache_control=CacheControlHeader(no_store=True),
         include_in_schema=False,
     )
 

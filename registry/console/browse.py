@@ -13,7 +13,7 @@ from itertools import pairwise
 from typing import Annotated, Any, Final
 
 from litestar import Request, Response, get
-from litestar.params import Parameter
+from litestar.params import Parameter, PathParameter
 from litestar.response import Template
 
 from registry.api import capabilities as api_capabilities
@@ -34,7 +34,7 @@ __all__ = ["HANDLERS", "LIVE_WAIT_SECONDS"]
 LIVE_WAIT_SECONDS: Final = 20  # how long a tool page's request for changes is held
 AUDIT_PAGE: Final = 1000
 AUDIT_PAGES: Final = 20  # a tool's timeline reads at most this many pages of its events
-VersionNumber = Annotated[int, Parameter(ge=1, le=999_999_999)]
+VersionNumber = Annotated[int | None, Parameter(ge=1, le=999_999_999)]
 
 
 @get("/", name="console-namespaces")
@@ -166,8 +166,8 @@ async def diff_page(
     request: Request[Any, Any, Any],
     ns: NamespaceName,
     tool: ToolName,
-    old: VersionNumber | None = None,
-    new: VersionNumber | None = None,
+    old: VersionNumber = None,
+    new: VersionNumber = None,
 ) -> Template:
     await reader_or_login(request)
     versions = (await api_tools.history.fn(request, ns=ns, tool=tool)).versions
@@ -197,4 +197,12 @@ async def diff_page(
     )
 
 
-HANDLERS = [namespaces_page, namespace_page, tool_page, live_fragment, diff_page]
+@get("/{rest:path}", name="console-not-found")
+async def not_found(
+    request: Request[Any, Any, Any], rest: Annotated[str, PathParameter()]
+) -> Template:
+    """Anything else under /ui/: a page that says so (the API answers problem+json)."""
+    raise ApiError("not-found", f"nothing at {request.url.path}")
+
+
+HANDLERS = [namespaces_page, namespace_page, tool_page, live_fragment, diff_page, not_found]

@@ -15,11 +15,12 @@ cookie, that is the CSRF defence. Redirects after sign-in go to console paths on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
 from registry import __version__
@@ -122,11 +123,14 @@ def _safe_next(value: Any) -> str:
     parts = urlsplit(text)
     if parts.scheme or parts.netloc or not text.startswith(PREFIX) or "\\" in text:
         return PREFIX + "/"
-    return text
+    return PREFIX + "/" if text == PREFIX else text
 
 
 @get("/login", name="console-login-form")
-async def login_form(request: Request[Any, Any, Any], next: str = PREFIX + "/") -> Template:
+async def login_form(
+    request: Request[Any, Any, Any],
+    next: Annotated[str, Parameter(max_length=2000)] = PREFIX + "/",
+) -> Template:
     await principal(request)
     return page(request, "login.html.j2", next=_safe_next(next), message=None)
 
