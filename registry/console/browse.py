@@ -9,9 +9,12 @@ repository functions for what the API serves only in other shapes
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from itertools import pairwise
 from typing import Annotated, Any, Final
 
+import msgspec
 from litestar import Request, Response, get
 from litestar.params import Parameter, PathParameter
 from litestar.response import Template
@@ -22,12 +25,19 @@ from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
 from registry.api.problems import ApiError
 from registry.api.services import Services, principal, services
-from registry.api.sync import _ClientGone, _wait_unless_gone
+from registry.api.sync import _client_gone
 from registry.compat import ChangeReport, ClassificationError
 from registry.console.session import page, reader_or_login
-from registry.console.views import Payload, side_by_side, timeline, tool_rows
-from registry.store import AuditEvent, repository
-from registry.store.overview import namespace_overview
+from registry.console.views import (
+    AliasView,
+    Payload,
+    fingerprint,
+    side_by_side,
+    timeline,
+    tool_rows,
+)
+from registry.store import Alias, AuditEvent, Converter, Version, repository
+from registry.store.overview import namespace_overview, version_states
 
 __all__ = ["HANDLERS", "LIVE_WAIT_SECONDS"]
 
@@ -51,8 +61,13 @@ async def namespace_page(request: Request[Any, Any, Any], ns: NamespaceName) -> 
     await reader_or_login(request)
     listing = await api_tools.list_tools.fn(request, ns=ns)
     svc = services(request)
-    built = await svc.cache.get(ns)
-    payload = Payload.decode(built.body) if built is not None else Payload(ns, "")
+    states = await version_states(svc.database, ns)
+    aliases: list[AliasView] = []
+    if await repository.list_aliases(svc.database, ns):
+        # Each alias's route as the gates see it: from the toolset payload the SDK syncs
+        # (cached until the next change; only namespaces with aliases read it here).
+        built = await svc.cache.get(ns)
+        aliases = Payload.decode(built.body).aliases if built is not None else []
     try:
         captured = await api_capabilities.get_capabilities.fn(request, ns=ns)
     except ApiError as exc:
@@ -63,8 +78,8 @@ async def namespace_page(request: Request[Any, Any, Any], ns: NamespaceName) -> 
         request,
         "namespace.html.j2",
         ns=ns,
-        rows=tool_rows(listing.tools, payload),
-        aliases=payload.aliases,
+        rows=tool_rows(listing.tools, states),
+        aliases=aliases,
         capabilities=captured,
         # The namespace policy (GET /v1/namespaces/{ns}/policy, admin) is not served by
         # this version of the registry; the page keeps its section and says so.
@@ -92,16 +107,33 @@ async def _tool_events(
     return events
 
 
-async def _tool_context(request: Request[Any, Any, Any], ns: str, tool: str) -> dict[str, Any]:
-    svc = await api_tools._reader(request, ns)
-    # The toolset's digest first: a change landing after this read is one the page's
-    # live request is told about (a change before it is already on the page).
-    built = await svc.cache.get(ns)
-    if built is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
+class _ToolData(msgspec.Struct, frozen=True):
+    versions: list[Version]
+    converters: list[Converter]
+    aliases: list[Alias]  # whose target or contract is the tool
+
+    @property
+    def seen(self) -> str:
+        return fingerprint(self.versions, self.converters, self.aliases)
+
+
+async def _tool_data(request: Request[Any, Any, Any], ns: str, tool: str) -> _ToolData:
+    svc = services(request)
     versions = (await api_tools.history.fn(request, ns=ns, tool=tool)).versions
     converters = await repository.list_converters(svc.database, ns, tool)
-    aliases = await repository.list_aliases(svc.database, ns)
+    aliases = [
+        a
+        for a in await repository.list_aliases(svc.database, ns)
+        if tool in (a.target_tool, a.contract_tool)
+    ]
+    return _ToolData(versions, converters, aliases)
+
+
+async def _tool_context(
+    request: Request[Any, Any, Any], ns: str, tool: str, data: _ToolData, known: str
+) -> dict[str, Any]:
+    svc = services(request)
+    versions, converters = data.versions, data.converters
     events = await _tool_events(svc, await principal(request), ns, tool)
     reports: dict[int, ChangeReport] = {}
     for old, new in pairwise(versions):
@@ -109,16 +141,23 @@ async def _tool_context(request: Request[Any, Any, Any], ns: str, tool: str) -> 
             reports[new.version] = svc.finder.report(old, new)
         except ClassificationError:
             continue  # shown without a report; the diff page says why
-    entry = Payload.decode(built.body).tool(tool)
-    routes = {v.version: v.route for v in entry.versions} if entry is not None else {}
+    served = [v for v in versions if v.state != "retired"]
+    routes = {}
+    for version in served:  # as the toolset payload routes them (`build_toolset`)
+        route = svc.finder.route(
+            versions, converters, start=version.version, target=served[-1].version
+        )
+        if route is not None:
+            routes[version.version] = route
     return {
         "ns": ns,
         "tool": tool,
-        "known": built.digest,
+        "known": known,
+        "seen": data.seen,
         "versions": versions,
-        "entries": timeline(versions, converters, aliases, events, reports, routes),
+        "entries": timeline(versions, converters, data.aliases, events, reports, routes),
         "audit_visible": events is not None,
-        "aliases_to": [a for a in aliases if a.target_tool == tool],
+        "aliases_to": [a for a in data.aliases if a.target_tool == tool],
         "live_wait": LIVE_WAIT_SECONDS,
     }
 
@@ -126,7 +165,10 @@ async def _tool_context(request: Request[Any, Any, Any], ns: str, tool: str) -> 
 @get("/namespaces/{ns:str}/tools/{tool:str}", name="console-tool")
 async def tool_page(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> Template:
     await reader_or_login(request)
-    return page(request, "tool.html.j2", **await _tool_context(request, ns, tool))
+    data = await _tool_data(request, ns, tool)
+    # No toolset digest yet (`known` empty): the page's first live request learns it, and
+    # compares what the page shows (`seen`) with the tool as it is then.
+    return page(request, "tool.html.j2", **await _tool_context(request, ns, tool, data, ""))
 
 
 # The path ends in /toolset and the query carries wait=: `registry serve` ends these
@@ -136,29 +178,75 @@ async def live_fragment(
     request: Request[Any, Any, Any],
     ns: NamespaceName,
     tool: Annotated[str, Parameter(pattern=TOOL_PATTERN)],
-    known: Annotated[str | None, Parameter(max_length=100)] = None,
+    seen: Annotated[str, Parameter(max_length=64)] = "",
+    known: Annotated[str, Parameter(max_length=100)] = "",
     wait: Annotated[int, Parameter(ge=0, le=60)] = LIVE_WAIT_SECONDS,
 ) -> Response[Any]:
-    """The tool page's live part (htmx): held until the namespace's toolset differs from
-    `known`, then the new timeline (swapped in out of band) and the next request."""
+    """The tool page's live part (htmx). Held until the namespace's toolset differs from
+    `known` and the tool differs from what the page shows (`seen`); then the new
+    timeline (swapped in out of band) and the next request. After `wait` seconds
+    without a change: only the next request."""
     svc = await api_tools._reader(request, ns)
+    # One watcher of the connection for the whole request: a client that hangs up (the
+    # page was left) stops holding a waiter at once.
+    gone = asyncio.ensure_future(_client_gone(request))
     try:
-        built = await _wait_unless_gone(request, svc.cache.wait_changed(ns, known, float(wait)))
-    except _ClientGone:
+        return await _follow(request, svc, gone, ns, tool, seen, known or None, wait)
+    except _Gone:
         return Response(b"", status_code=204)
-    if built is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
-    if built.digest == known:
-        return page(
-            request,
-            "live.html.j2",
-            changed=False,
-            ns=ns,
-            tool=tool,
-            known=known,
-            live_wait=LIVE_WAIT_SECONDS,
+    finally:
+        gone.cancel()
+
+
+class _Gone(Exception):
+    """The client hung up while its request waited."""
+
+
+async def _follow(
+    request: Request[Any, Any, Any],
+    svc: Services,
+    gone: asyncio.Future[None],
+    ns: str,
+    tool: str,
+    seen: str,
+    digest: str | None,
+    wait: int,
+) -> Response[Any]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while True:
+        waiter = asyncio.ensure_future(
+            svc.cache.wait_changed(ns, digest, max(deadline - loop.time(), 0.0))
         )
-    return page(request, "live.html.j2", changed=True, **await _tool_context(request, ns, tool))
+        watched: set[asyncio.Future[Any]] = {waiter, gone}
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        if not waiter.done():
+            waiter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiter
+            raise _Gone
+        built = waiter.result()
+        if built is None:
+            raise ApiError("not-found", f"namespace {ns} does not exist")
+        changed = built.digest != digest
+        digest = built.digest
+        # Read after the digest: a change landing in between is in `data`, and the next
+        # request (with this digest) returns at once and finds nothing new.
+        data = await _tool_data(request, ns, tool) if changed else None
+        if data is not None and data.seen != seen:
+            context = await _tool_context(request, ns, tool, data, digest)
+            return page(request, "live.html.j2", changed=True, **context)
+        if loop.time() >= deadline:
+            return page(
+                request,
+                "live.html.j2",
+                changed=False,
+                ns=ns,
+                tool=tool,
+                known=digest,
+                seen=seen,
+                live_wait=LIVE_WAIT_SECONDS,
+            )
 
 
 @get("/namespaces/{ns:str}/tools/{tool:str}/diff", name="console-diff")

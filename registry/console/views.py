@@ -3,7 +3,7 @@
 Pure functions, no I/O: the handlers read (through the API's handlers and the
 store's repository functions), these shape, the templates print.
 
-    rows = tool_rows(tool_list, payload)                      # a namespace's tools
+    rows = tool_rows(tool_list, version_states)               # a namespace's tools
     entries = timeline(versions, converters, aliases, events, reports, routes)
     rows = side_by_side(old.definition, new.definition)       # the diff's two columns
     tools = listed_tools(document)                            # what a lookup was given
@@ -12,6 +12,7 @@ store's repository functions), these shape, the templates print.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -22,6 +23,7 @@ import msgspec
 from registry.compat import ChangeReport
 from registry.policy.verify import REVISIONS, ToolVerdict
 from registry.store import Alias, AuditEvent, Converter, Version
+from registry.store.overview import VersionState
 
 __all__ = [
     "AliasView",
@@ -33,6 +35,7 @@ __all__ = [
     "ToolRow",
     "VerifyRow",
     "event_line",
+    "fingerprint",
     "listed_tools",
     "side_by_side",
     "timeline",
@@ -41,35 +44,13 @@ __all__ = [
 ]
 
 
-# -- the toolset payload, read for display ---------------------------------------------
-# Lighter than the SDK's `ToolsetPayload`: definitions and converter operations are not
-# parsed into the gate's types (a 1,000-tool namespace page decodes the payload once).
+# -- a namespace's tools and aliases ------------------------------------------------
 
 
 class RouteStepView(msgspec.Struct, frozen=True):
     from_: int = msgspec.field(name="from")
     to: int = 0
     ops: list[dict[str, Any]] = msgspec.field(default_factory=list)
-
-
-class _ServedView(msgspec.Struct, frozen=True):
-    version: int
-    digest: str
-    state: str
-    sunset: str | None = None
-    route: list[RouteStepView] = msgspec.field(default_factory=list)
-
-
-class _RetiredView(msgspec.Struct, frozen=True):
-    version: int
-    digest: str
-
-
-class _ToolView(msgspec.Struct, frozen=True):
-    name: str
-    current: int
-    versions: list[_ServedView]
-    retired: list[_RetiredView] = msgspec.field(default_factory=list)
 
 
 class _ContractView(msgspec.Struct, frozen=True):
@@ -85,22 +66,14 @@ class AliasView(msgspec.Struct, frozen=True):
 
 
 class Payload(msgspec.Struct, frozen=True):
-    """A toolset payload (`schemas/toolset.schema.json`) without its definitions."""
+    """The aliases of a toolset payload (`schemas/toolset.schema.json`) with their routes,
+    as the SDK's gates read them; the rest of the payload is skipped, not parsed."""
 
-    namespace: str
-    digest: str
-    tools: list[_ToolView] = msgspec.field(default_factory=list)
     aliases: list[AliasView] = msgspec.field(default_factory=list)
 
     @classmethod
     def decode(cls, body: bytes) -> Payload:
         return msgspec.json.decode(body, type=cls)
-
-    def tool(self, name: str) -> _ToolView | None:
-        return next((t for t in self.tools if t.name == name), None)
-
-
-# -- a namespace's tools ----------------------------------------------------------------
 
 
 class ToolRow(msgspec.Struct, frozen=True):
@@ -111,28 +84,32 @@ class ToolRow(msgspec.Struct, frozen=True):
     served: list[int]  # newest first
     retired: list[int]
 
+    @property
+    def served_text(self) -> str:
+        return ", ".join(f"v{n}" for n in self.served) or "none"
 
-def tool_rows(tools: Sequence[Any], payload: Payload) -> list[ToolRow]:
-    """One row per tool of `GET .../tools` (`ToolEntry`s, by name), with the served and
-    retired versions of the toolset payload. A tool missing from the payload has every
-    version retired (versions are numbered 1..latest without gaps)."""
-    served = {t.name: t for t in payload.tools}
+    @property
+    def retired_text(self) -> str:
+        return ", ".join(f"v{n}" for n in self.retired) or "none"
+
+
+def tool_rows(tools: Sequence[Any], states: Sequence[VersionState]) -> list[ToolRow]:
+    """One row per tool of `GET .../tools` (`ToolEntry`s), with its served and retired
+    versions from `states` (every version's effective state, by tool then number)."""
+    by_tool: dict[str, list[VersionState]] = {}
+    for state in states:
+        by_tool.setdefault(state.tool, []).append(state)
     rows = []
     for entry in tools:
-        found = served.get(entry.name)
-        if found is None:
-            served_numbers, retired = [], list(range(1, entry.latest_version + 1))
-        else:
-            served_numbers = [v.version for v in found.versions]
-            retired = [r.version for r in found.retired]
+        versions = by_tool.get(entry.name, [])
         rows.append(
             ToolRow(
                 name=entry.name,
                 current=entry.current_version,
                 state=entry.state,
                 digest=entry.digest,
-                served=served_numbers,
-                retired=retired,
+                served=[v.version for v in reversed(versions) if v.state != "retired"],
+                retired=[v.version for v in versions if v.state == "retired"],
             )
         )
     return rows
@@ -146,7 +123,7 @@ class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
     current: bool
     previous: int | None  # the version this one is compared with
     report: ChangeReport | None  # from `previous` to this one
-    route: list[RouteStepView] | None  # to current, for a served version
+    route: Sequence[Any] | None  # to current (steps with from_, to, ops), for a served version
     published: AuditEvent | None  # None without the audit log (it needs admin)
     decisions: list[str]  # taken in the same request as the publish
     later: list[tuple[datetime, str]]  # lifecycle since, with when and who
@@ -180,7 +157,7 @@ def timeline(
     aliases: Sequence[Alias],
     events: Sequence[AuditEvent] | None,
     reports: Mapping[int, ChangeReport],
-    routes: Mapping[int, list[RouteStepView]],
+    routes: Mapping[int, Sequence[Any]],
 ) -> list[TimelineEntry]:
     """Newest first. `reports[n]`: the change from version n-1 to n; `routes[n]`: the route
     of served version n to current; `events`: the tool's audit events, None when the
@@ -235,6 +212,19 @@ def timeline(
             )
         )
     return entries
+
+
+def fingerprint(
+    versions: Sequence[Version], converters: Sequence[Converter], aliases: Sequence[Alias]
+) -> str:
+    """What a tool page shows that can change (states, sunsets, versions, converters,
+    aliases), as a short hash: the live request re-renders only when it differs."""
+    seen = (
+        [(v.version, v.state, v.sunset) for v in versions],
+        [(c.from_version, c.to_version) for c in converters],
+        [(a.name, a.target_tool, a.contract_tool, a.contract_version) for a in aliases],
+    )
+    return hashlib.sha256(msgspec.json.encode(seen)).hexdigest()[:32]
 
 
 # -- the diff's two columns -------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Aggregates for the web console's front page: each namespace with its tool count and
-the time of its last audited change, in one query (no query per namespace).
+"""Reads for the web console's lists, each one query however many rows (no query per row).
 
-    rows = await namespace_overview(db)   # [NamespaceOverview(name, created_at, tools, ...)]
+rows = await namespace_overview(db)          # each namespace, its tool count, last change
+states = await version_states(db, "billing")  # (tool, version, state), no definitions
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import msgspec
 
 from registry.store._db import Db, connection
 
-__all__ = ["NamespaceOverview", "namespace_overview"]
+__all__ = ["NamespaceOverview", "VersionState", "namespace_overview", "version_states"]
 
 
 class NamespaceOverview(msgspec.Struct, frozen=True):
@@ -39,3 +39,20 @@ async def namespace_overview(db: Db) -> list[NamespaceOverview]:
     return [
         NamespaceOverview(r["name"], r["created_at"], r["tools"], r["last_change"]) for r in rows
     ]
+
+
+class VersionState(msgspec.Struct, frozen=True, array_like=True):
+    tool: str
+    version: int
+    state: str  # effective: a deprecated version past its sunset reads retired
+
+
+async def version_states(db: Db, namespace: str) -> list[VersionState]:
+    """Every version of the namespace, by tool (bytewise) then number, without definitions."""
+    async with connection(db) as conn:
+        rows = await conn.fetch(
+            "SELECT tool, version, state::text AS state FROM versions_effective "
+            'WHERE namespace = $1 ORDER BY tool COLLATE "C", version',
+            namespace,
+        )
+    return [VersionState(r["tool"], r["version"], r["state"]) for r in rows]

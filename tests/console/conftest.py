@@ -128,7 +128,8 @@ class Console:
 
 
 @pytest.fixture
-def console_server(spawn: Any, database_url: str) -> Iterator[str]:
+def console_server(database_url: str, spawn: Any) -> Iterator[str]:
+    # database_url first: the server is stopped (spawn's teardown) before its database goes.
     served = spawn("--database-url", database_url, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN)
     yield served.url
 

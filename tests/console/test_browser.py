@@ -50,7 +50,7 @@ async def check_page(watched: Watched, origin: str, *, phone: bool = False) -> N
         width = await page.evaluate("document.documentElement.scrollWidth")
         assert width <= await page.evaluate("window.innerWidth"), f"{page.url} scrolls sideways"
     assert watched.outside(origin) == [], "requests outside the service"
-    assert watched.errors == []
+    assert watched.errors == [], watched.errors
 
 
 async def shoot(watched: Watched, artifacts: Path, name: str) -> None:

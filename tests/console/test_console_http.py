@@ -299,23 +299,44 @@ async def test_the_live_fragment_answers_with_a_change_or_the_next_request(
 ) -> None:
     await seed_000(registry.client)
     etag = (await registry.client.get(f"{BILLING}/toolset")).headers["etag"].strip('"')
+    live = "/ui/namespaces/billing/toolset"
     async with signed_in(registry, ADMIN_TOKEN) as console:
+        tool = await console.get("/ui/namespaces/billing/tools/db.query")
+        found = re.search(r"seen=([0-9a-f]+)&amp;known=&amp;", tool.text)
+        assert found is not None, "the page's first live request carries no digest yet"
+        seen = found.group(1)
+
+        def next_request(answer: httpx.Response) -> str:
+            poller = re.search(r'<div id="live" hx-get="([^"]+)"', answer.text)
+            assert poller is not None, answer.text
+            return html.unescape(poller.group(1)).replace("%3A", ":")
+
+        # The first request learns the digest; nothing changed since the page: no timeline.
+        first = await console.get(live, params={"tool": "db.query", "seen": seen, "wait": 1})
+        assert first.status_code == 200
+        assert f"known={etag}" in next_request(first) and f"seen={seen}" in next_request(first)
+        assert 'id="timeline"' not in first.text
         held = await console.get(
-            "/ui/namespaces/billing/toolset",
-            params={"tool": "db.query", "known": etag, "wait": 1},
+            live, params={"tool": "db.query", "seen": seen, "known": etag, "wait": 1}
         )
-        assert held.status_code == 200
-        assert 'id="live"' in held.text and f"known={etag}" in held.text.replace("%3A", ":")
-        assert 'id="timeline"' not in held.text  # unchanged: only the next request
-        stale = await console.get(
-            "/ui/namespaces/billing/toolset",
-            params={"tool": "db.query", "known": "sha256:" + "0" * 64, "wait": 5},
+        assert 'id="timeline"' not in held.text and f"known={etag}" in next_request(held)
+        # Another tool changing the toolset does not re-render this one.
+        other = await registry.client.post(
+            "/v1/namespaces/billing/tools/search/versions", json={"definition": SEARCH_V1}
         )
-        assert stale.status_code == 200
+        assert other.status_code == 201
+        moved = await console.get(
+            live, params={"tool": "db.query", "seen": seen, "known": etag, "wait": 5}
+        )
+        assert 'id="timeline"' not in moved.text
+        new_etag = (await registry.client.get(f"{BILLING}/toolset")).headers["etag"].strip('"')
+        assert new_etag != etag and f"known={new_etag}" in next_request(moved)
+        # A page that shows something else gets the timeline, swapped in out of band.
+        stale = await console.get(live, params={"tool": "db.query", "seen": "0" * 32, "wait": 5})
         assert '<section id="timeline" aria-labelledby="timeline-heading" hx-swap-oob="true">' in (
             stale.text
         )
-        assert f"known={etag}" in stale.text.replace("%3A", ":")
+        assert f"seen={seen}" in next_request(stale)
         assert 'id="live-status"' in stale.text and "current is version 2" in stale.text
 
 
