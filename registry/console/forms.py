@@ -52,7 +52,7 @@ _ACTION = re.compile(r"^[a-z][a-z._-]{0,63}$")  # as GET /v1/audit's `action`
 _ACTOR = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
-def _problem(exc: ApiError) -> dict[str, Any]:
+def _inline(exc: ApiError) -> dict[str, Any]:
     """An API refusal shown inside a page (sign-in refusals become the sign-in page)."""
     if exc.status == 401:
         raise exc
@@ -81,7 +81,7 @@ async def _digest_answer(request: Request[Any, Any, Any], digest: str) -> dict[s
     try:
         answer = await api_sync.lookup_digest.fn(request, digest=digest)
     except ApiError as exc:
-        return {"problem": _problem(exc)}
+        return {"problem": _inline(exc)}
     return {"matches": answer.content.matches}
 
 
@@ -138,7 +138,7 @@ async def verify_page(request: Request[Any, Any, Any]) -> Template:
     except (ListingError, DocumentError) as exc:
         context["error"], status = str(exc), 422
     except ApiError as exc:
-        context["refusal"] = _problem(exc)
+        context["refusal"] = _inline(exc)
         status = exc.status
     return page(request, "lookup.html.j2", status_code=status, **context)
 
@@ -176,7 +176,7 @@ async def plan_page(request: Request[Any, Any, Any]) -> Template:
             request, data=ApplyRequest(manifests=[m.to_body() for m in manifests]), plan=True
         )
     except ApiError as exc:
-        context["refusal"] = _problem(exc)
+        context["refusal"] = _inline(exc)
         return page(request, "plan.html.j2", status_code=exc.status, **context)
     return page(request, "plan.html.j2", **context)
 
