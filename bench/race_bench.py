@@ -201,6 +201,9 @@ async def run_race(
         for p in range(publishers)
     ]
     outcomes: list[Outcome] = []
+    created = await clients[0].put(f"/v1/namespaces/{namespace}")
+    if created.status_code not in (200, 201):
+        raise RuntimeError(f"cannot create namespace {namespace}: {created.text}")
     started = time.perf_counter()
     try:
         await asyncio.gather(

@@ -33,7 +33,12 @@ from registry.compat import (
     classify,
     classify_schemas,
 )
-from registry.definitions import DefinitionError, normalize_document, validate_definition
+from registry.definitions import (
+    DefinitionError,
+    is_manifest,
+    normalize_document,
+    validate_definition,
+)
 from registry.documents import DocumentError, locate, parse_document, read_source
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -118,8 +123,12 @@ def _read_definition(path: str) -> tuple[_InputFile, dict[str, Any]]:
 
 def _located(source: _InputFile, message: str, pointer: str) -> InputError:
     """`file:line:column: pointer: message`, the pointer as written in the file
-    (a bare schema file is the definition's `inputSchema`)."""
-    if not _is_definition(source.document) and (
+    (a manifest holds the definition under `tool`; a bare schema file is the
+    definition's `inputSchema`)."""
+    if is_manifest(source.document):
+        pointer = "/tool" + pointer
+        position = locate(source.raw, pointer)
+    elif not _is_definition(source.document) and (
         pointer == "/inputSchema" or pointer.startswith("/inputSchema/")
     ):
         pointer = pointer.removeprefix("/inputSchema")
@@ -140,13 +149,16 @@ def _is_definition(document: Any) -> bool:
 
 
 def _digest_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="a tool definition, JSON or YAML ('-': stdin)")
+    parser.add_argument(
+        "file", metavar="FILE", help="a tool definition or a manifest, JSON or YAML ('-': stdin)"
+    )
 
 
 def run_digest(args: argparse.Namespace) -> int:
     source = _read(args.file)
+    document = source.document["tool"] if is_manifest(source.document) else source.document
     try:
-        print(digest(source.document))
+        print(digest(document))
     except DigestError as error:
         raise InputError(f"{source.name}: {error}") from None
     return EXIT_OK
@@ -156,8 +168,9 @@ def run_digest(args: argparse.Namespace) -> int:
 
 
 def _diff_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("old", metavar="OLD", help="the old tool definition or JSON Schema")
-    parser.add_argument("new", metavar="NEW", help="the new tool definition or JSON Schema")
+    what = "tool definition, manifest (its `tool`) or bare JSON Schema (an inputSchema)"
+    parser.add_argument("old", metavar="OLD", help=f"the old {what}")
+    parser.add_argument("new", metavar="NEW", help=f"the new {what}")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--color",
@@ -776,6 +789,61 @@ VERBS.append(
         "check MCP methods against a namespace's captured initialize result (seed 004)",
         _capabilities_arguments,
         run_capabilities,
+    )
+)
+
+# -- namespace (a client verb: base install) ------------------------------------------------
+
+
+def _namespace_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser(
+        "create", help="create a namespace (needs NAMESPACE:admin); an existing one is kept"
+    )
+    create.add_argument("namespace", metavar="NAMESPACE")
+    listing = actions.add_parser("list", help="the namespaces the token may read")
+    for sub in (create, listing):
+        sub.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+        sub.add_argument("--token", help="a bearer token (env REGISTRY_TOKEN)")
+
+
+def run_namespace(args: argparse.Namespace) -> int:
+    import httpx
+
+    url = args.url or os.environ.get("REGISTRY_URL")
+    if not url:
+        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
+    token = args.token or os.environ.get("REGISTRY_TOKEN") or None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    base = f"{url.rstrip('/')}/v1/namespaces"
+    target = f"{base}/{args.namespace}" if args.action == "create" else base
+    try:
+        response = httpx.request(
+            "PUT" if args.action == "create" else "GET", target, headers=headers, timeout=30
+        )
+    except httpx.HTTPError as error:
+        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
+    if response.status_code not in (200, 201):
+        try:
+            detail = response.json().get("detail") or response.text
+        except ValueError:
+            detail = response.text
+        raise InputError(f"{target}: HTTP {response.status_code}: {' '.join(str(detail).split())}")
+    if args.action == "create":
+        done = "created" if response.status_code == 201 else "exists already"
+        print(f"namespace {args.namespace}: {done}")
+    else:
+        for entry in response.json()["namespaces"]:
+            print(entry["name"])
+    return EXIT_OK
+
+
+VERBS.append(
+    Verb(
+        "namespace",
+        "create a namespace (namespaces are explicit: publishing never creates one) or list them",
+        _namespace_arguments,
+        run_namespace,
     )
 )
 

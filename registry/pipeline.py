@@ -51,6 +51,7 @@ from registry.compat import Change, ChangeReport, ClassificationError, Severity
 from registry.manifests import Manifest, ManifestError, collect_directory
 from registry.policy.plan import (
     ApplyRequest,
+    NamespacePlan,
     PlanAnswer,
     ToolPlan,
     plan_tool,
@@ -219,6 +220,8 @@ def _manifest_error_command(error: ManifestError) -> str:
 
 
 def _progress(answer: PlanAnswer, err: TextIO) -> None:
+    for name in _new_namespaces(answer):
+        print(f"namespace {name}: {'created' if answer.applied else 'not created'}", file=err)
     total = len(answer.tools)
     for index, tool in enumerate(answer.tools, 1):
         if not answer.applied:
@@ -511,7 +514,13 @@ def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
             errors.append(f"{_located(manifest, pointer)}: {pointer}: {_one_line(exc.message)}")
     if errors:
         raise _Failed(errors)
-    return PlanAnswer(accepted=all(p.accepted for p in plans), applied=False, tools=plans)
+    return PlanAnswer(
+        accepted=all(p.accepted for p in plans),
+        applied=False,
+        tools=plans,
+        # a saved toolset is the toolset of a namespace that exists
+        namespaces=[NamespacePlan(name=namespace, action="unchanged")] if manifests else [],
+    )
 
 
 def _unverifiable_converters(manifest: Manifest, saved: _Saved) -> None:
@@ -596,6 +605,12 @@ class _Report:
     def verdict(self) -> str:
         """One line: the outcome, with the mode named (`check failed: ...`)."""
         tools = self.answer.tools
+        forbidden = [n.name for n in self.answer.namespaces if not n.allowed]
+        if forbidden:
+            what = ", ".join(f"creating namespace {name} needs {name}:admin" for name in forbidden)
+            if self.mode == "apply":
+                return f"apply refused, nothing was applied: {what}"
+            return f"{self.mode} refused: {what}; nothing would be applied"
         refused = [p for p in tools if not p.accepted]
         if refused:
             count = len(self.needed)
@@ -608,34 +623,43 @@ class _Report:
                 noun = "change lacks" if breaking == 1 else "changes lack"
                 return f"check failed: {breaking} breaking {noun} a decision; {what}"
             return f"plan refused: {what}; nothing would be applied"
-        counts = _counts(tools)
+        counts = _counts(self.answer)
         if self.mode == "apply":
             if not self.answer.applied:
                 return f"apply: nothing was applied: {counts}"
-            if not _changes_anything(tools):
+            if not _changes_anything(self.answer):
                 return f"apply: no changes, the registry matches the manifests: {counts}"
             return f"applied: {counts}"
         if self.mode == "check":
             return f"check passed: no breaking change lacks a decision: {counts}"
-        if not _changes_anything(tools):
+        if not _changes_anything(self.answer):
             return f"plan: no changes, the registry matches the manifests: {counts}"
         return f"plan accepted: {counts}"
 
 
-def _changes_anything(tools: Sequence[ToolPlan]) -> bool:
-    return any(
+def _changes_anything(answer: PlanAnswer) -> bool:
+    return any(n.action == "create" for n in answer.namespaces) or any(
         p.action != "unchanged" or p.lifecycle or any(a.action != "unchanged" for a in p.aliases)
-        for p in tools
+        for p in answer.tools
     )
 
 
-def _counts(tools: Sequence[ToolPlan]) -> str:
+def _new_namespaces(answer: PlanAnswer) -> list[str]:
+    return [n.name for n in answer.namespaces if n.action == "create"]
+
+
+def _counts(answer: PlanAnswer) -> str:
+    tools = answer.tools
     created = sum(p.action == "create" for p in tools)
     published = sum(p.action == "new-version" for p in tools)
     unchanged = sum(p.action == "unchanged" for p in tools)
     lifecycle = sum(len(p.lifecycle) for p in tools)
     aliases = sum(a.action != "unchanged" for p in tools for a in p.aliases)
-    parts = [
+    parts = []
+    namespaces = len(_new_namespaces(answer))
+    if namespaces:
+        parts.append(f"{namespaces} new namespace{'s' if namespaces != 1 else ''}")
+    parts += [
         f"{created} to create",
         f"{published} new version{'s' if published != 1 else ''}",
         f"{unchanged} unchanged",
@@ -706,6 +730,12 @@ def _render_text(report: _Report, out: TextIO) -> None:
         )
         for p in report.answer.tools
     ]
+    for step in report.answer.namespaces:
+        if step.action == "create":
+            refused = "" if step.allowed else f" (refused: needs {step.name}:admin)"
+            print(f"namespace {step.name}: create{refused}", file=out)
+    if _new_namespaces(report.answer):
+        print(file=out)
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
     for row in [headers, *rows]:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)
@@ -790,6 +820,11 @@ def _annotation(
 
 
 def _render_github(report: _Report, out: TextIO) -> None:
+    for step in report.answer.namespaces:
+        if step.action == "create":
+            level = "notice" if step.allowed else "error"
+            needs = "" if step.allowed else f" (refused: needs {step.name}:admin)"
+            out.write(f"::{level} title=namespace::namespace {step.name}: create{needs}\n")
     for finding in report.findings:
         plan, change = finding.plan, finding.change
         name = f"{plan.namespace}/{plan.tool}"
@@ -855,6 +890,11 @@ def _render_markdown(report: _Report, out: TextIO) -> None:
     if report.offline:
         print(file=out)
         print("_Checked offline against a saved toolset._", file=out)
+    for step in report.answer.namespaces:
+        if step.action == "create":
+            refused = "" if step.allowed else f" (refused: needs {_code(step.name + ':admin')})"
+            print(file=out)
+            print(f"- namespace {_code(step.name)}: create{refused}", file=out)
     print(file=out)
     print("| Tool | Action | Version | Severity | Decisions missing | Manifest |", file=out)
     print("|---|---|---|---|---|---|", file=out)

@@ -242,6 +242,19 @@ def running_embedded_dsn(data_dir: str) -> str | None:
     return f"postgresql://{SUPERUSER}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
 
 
+def require_embedded_data(data_dir: str) -> None:
+    """Refuse, in one line, a data directory that holds no registry: only `serve`
+    creates one, so that a verb run in the wrong directory never builds a second,
+    empty registry beside the real one."""
+    path = Path(data_dir).expanduser()
+    if not (path / "pgdata" / "PG_VERSION").is_file():
+        raise ServeError(
+            f"no registry data directory at {path.resolve()} (no pgdata/ there): "
+            "pass --data-dir (REGISTRY_DATA_DIR) where `registry serve` keeps its data, "
+            "or --database-url; only `registry serve` creates a new one"
+        )
+
+
 @contextlib.contextmanager
 def open_database(settings: Settings) -> Iterator[str]:
     """The database URL to work on: `settings.database_url`, or the embedded
@@ -253,6 +266,7 @@ def open_database(settings: Settings) -> Iterator[str]:
     if running is not None:  # `registry serve` has it up: work on that server
         yield running
         return
+    require_embedded_data(settings.data_dir)
     with _signals_raise():
         server = None
         try:

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -150,6 +150,14 @@ async def empty_database_url(postgres_server: PostgresServer) -> AsyncIterator[s
         yield postgres_server.dsn(name)
     finally:
         await _drop_database(postgres_server, name)
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Any]:
+    """`registry serve` subprocesses (tests/serving.py), killed after the test."""
+    from tests.serving import spawner
+
+    yield from spawner(tmp_path)
 
 
 @pytest_asyncio.fixture

@@ -13,11 +13,12 @@ matching that the checks of `pattern` here rely on.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,7 +209,7 @@ CASES: list[Case] = [
         DEFINITION,
         "list.json",
         "[1, 2]",
-        "expected a tool definition or a JSON Schema object, not an array",
+        "expected a tool definition, a manifest or a JSON Schema object, not an array",
     ),
     Case(
         "tool not an object in a manifest",
@@ -406,16 +407,13 @@ def test_bad_input_is_one_line_and_exit_2(
         argv = ["check", str(tmp_path / "tools"), "--against-file", str(tmp_path / "none.json")]
     else:
         argv = ["apply", str(tmp_path / "tools"), "--url", UNREACHABLE, "--timeout", "2"]
-    started = time.perf_counter()
     code, out, err = run(capsys, *argv)
-    elapsed = time.perf_counter() - started
     assert "Traceback" not in err
     assert code == EXIT_USAGE, (code, out, err)
     assert out == ""
     assert err.count("\n") == 1, err
     assert err.startswith(f"registry: {bad}"), err
     assert case.message in err, err
-    assert elapsed < 10, f"{case.name}: {elapsed:.1f} s"
 
 
 def _check_against(
@@ -502,10 +500,40 @@ def test_diff_against_a_catastrophic_pattern_is_bounded(
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(with_prop(old_schema)))
     new.write_text(json.dumps(with_prop({**old_schema, "pattern": "^(a+)+$"})))
-    started = time.perf_counter()
-    code, _, err = run(capsys, "diff", str(old), str(new))
+    with _python_re_refuses_catastrophic_patterns():
+        code, _, err = run(capsys, "diff", str(old), str(new))
     assert (code, err) == (1, "")
-    assert time.perf_counter() - started < 0.25
+
+
+class _NeverMatched:
+    """A compiled Python pattern that may be inspected but not run."""
+
+    def __init__(self, compiled: Any) -> None:
+        self._compiled = compiled
+
+    def __getattr__(self, name: str) -> Any:
+        if name in {"match", "search", "fullmatch", "finditer", "findall", "sub", "split"}:
+            raise AssertionError(f"Python's re ran {self._compiled.pattern!r}")
+        return getattr(self._compiled, name)
+
+
+@contextlib.contextmanager
+def _python_re_refuses_catastrophic_patterns() -> Iterator[None]:
+    """Python's backtracking `re` (every re.compile/search/match goes through
+    `re._compile`) may compile a catastrophic pattern in the block (a syntax check)
+    but never run it: matching must happen on RE2, which is linear. A fault
+    injected on purpose: what matters is which engine ran, not how long it took."""
+    original = re._compile  # type: ignore[attr-defined]
+
+    def guarded(pattern: Any, flags: Any) -> Any:
+        compiled = original(pattern, flags)
+        if isinstance(pattern, str) and ("(a+)+" in pattern or "(x+)+" in pattern):
+            return _NeverMatched(compiled)
+        return compiled
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(re, "_compile", guarded)
+        yield
 
 
 # -- registry.patterns ------------------------------------------------------------------------
@@ -537,10 +565,9 @@ def test_check_pattern_refuses_what_is_not_linear(pattern: str, message: str) ->
 
 def test_catastrophic_patterns_are_accepted_and_run_in_linear_time() -> None:
     check_pattern("^(a+)+$")
-    started = time.perf_counter()
-    assert not search("^(a+)+$", "a" * 100_000 + "!")
-    assert search("^(a+)+$", "a" * 100_000)
-    assert time.perf_counter() - started < 1
+    with _python_re_refuses_catastrophic_patterns():
+        assert not search("^(a+)+$", "a" * 100_000 + "!")
+        assert search("^(a+)+$", "a" * 100_000)
 
 
 @pytest.mark.parametrize(
@@ -578,10 +605,9 @@ def test_linear_validator_agrees_with_jsonschema_and_stays_bounded(cls: Any) -> 
         assert [e.message for e in fast.iter_errors(instance)] == [
             e.message for e in reference.iter_errors(instance)
         ]
-    started = time.perf_counter()
-    assert not fast.is_valid({"a": "a" * 50 + "!"})
-    assert not fast.is_valid({"x" * 50 + "!": "s"})
-    assert time.perf_counter() - started < 1
+    with _python_re_refuses_catastrophic_patterns():
+        assert not fast.is_valid({"a": "a" * 50 + "!"})
+        assert not fast.is_valid({"x" * 50 + "!": "s"})
     if "unevaluatedProperties" in cls.VALIDATORS:
         closed = {"allOf": [{"patternProperties": {"^p": {}}}], "unevaluatedProperties": False}
         fast, reference = linear_validator(cls)(closed), cls(closed)

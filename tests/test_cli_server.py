@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +29,8 @@ from registry.store.migrations import load_migrations
 from registry.store.repository import hash_token
 from tests.api.conftest import ADMIN_TOKEN, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3
+from tests.serving import REGISTRY, env_with
 
-_BIN = Path(sys.executable).parent / "registry"
-REGISTRY = [str(_BIN)] if _BIN.exists() else [sys.executable, "-m", "registry"]
 VERSIONS = "/v1/namespaces/billing/tools/db.query/versions"
 LONG_POLLS = 150
 
@@ -171,6 +167,28 @@ async def test_token_create_prints_a_secret_that_authenticates(
 
 
 @pytest.mark.parametrize(
+    "verb", [["token", "create", "--scope", "*:admin"], ["token", "list"], ["migrate"]]
+)
+def test_verbs_refuse_a_data_dir_without_a_registry(
+    verb: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only `serve` creates an embedded registry: run elsewhere, the other verbs say
+    where they looked, in one line, and build nothing (no second, empty registry)."""
+    monkeypatch.delenv("REGISTRY_DATABASE_URL", raising=False)
+    monkeypatch.delenv("REGISTRY_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *verb)
+    assert (code, out) == (2, "")
+    assert_one_line_error(
+        err, f"no registry data directory at {(tmp_path / '.registry').resolve()}", "--data-dir"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
     ("scope", "says"),
     [
         ("billing:write", "'billing:write' is not <namespace>:<action>"),
@@ -190,67 +208,6 @@ def test_token_create_refuses_a_bad_scope(
 
 
 # -- serve ------------------------------------------------------------------------------------
-
-
-class Served:
-    def __init__(self, proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-        self.proc = proc
-        self.url = f"http://127.0.0.1:{port}"
-        self.log = log
-
-    def errors(self) -> str:
-        return self.proc.stderr.read().decode() if self.proc.stderr else ""
-
-    def lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
-
-    def stop(self, timeout: float) -> tuple[int, float]:
-        """SIGTERM; the exit code and how long the process took to go."""
-        began = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=timeout)
-        return code, time.monotonic() - began
-
-
-def env_with(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REGISTRY_")}
-    env.update(extra)
-    return env
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Any]:
-    started: list[Served] = []
-
-    def start(*argv: str, ready: float = 20.0, **env: str) -> Served:
-        port = free_port()
-        log = tmp_path / f"serve-{port}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [*REGISTRY, "serve", "--port", str(port), *argv],
-                stdout=out,
-                stderr=subprocess.PIPE,
-                env=env_with(**env),
-            )
-        served = Served(proc, port, log)
-        started.append(served)
-        deadline = time.monotonic() + ready
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"serve exited {proc.returncode}: {served.errors()}")
-            try:
-                if httpx.get(served.url + "/healthz", timeout=1).status_code == 200:
-                    return served
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"serve did not answer within {ready} s")
-
-    yield start
-    for served in started:
-        if served.proc.poll() is None:
-            served.proc.kill()
-            served.proc.wait()
 
 
 def fails(*argv: str, **env: str) -> tuple[int, str]:
@@ -279,6 +236,8 @@ def test_serve_answers_and_stops_on_sigterm(
     ready = httpx.get(served.url + "/readyz")
     assert ready.status_code == 200, ready.text
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    created = httpx.put(served.url + "/v1/namespaces/billing", headers=admin)
+    assert created.status_code == 201, created.text
     published = httpx.post(served.url + VERSIONS, json={"definition": DB_QUERY_V3}, headers=admin)
     assert published.status_code == 201, published.text
     toolset = httpx.get(served.url + "/v1/namespaces/billing/toolset", headers=admin)
@@ -476,3 +435,28 @@ async def test_sync_fails_in_one_line_when_the_registry_is_down(tmp_path: Path) 
     code, out, err = await registry_cli("sync", "billing")
     assert (code, out) == (2, b"")
     assert_one_line_error(err, "no registry URL")
+
+
+async def test_namespace_create_and_list(database_url: str) -> None:
+    """Namespaces are explicit: `registry namespace create` makes one (admin on it),
+    `list` shows what the token may read."""
+    app = await serve(database_url, namespaces=())
+    try:
+        env = {"REGISTRY_URL": app.url, "REGISTRY_TOKEN": ADMIN_TOKEN}
+        assert await registry_cli("namespace", "create", "billing", **env) == (
+            0,
+            b"namespace billing: created\n",
+            "",
+        )
+        code, out, _ = await registry_cli("namespace", "create", "billing", **env)
+        assert (code, out) == (0, b"namespace billing: exists already\n")
+        code, out, _ = await registry_cli("namespace", "list", **env)
+        assert (code, out) == (0, b"billing\n")
+        code, out, err = await registry_cli("namespace", "create", "Billing", **env)
+        assert (code, out) == (2, b"")
+        assert_one_line_error(err, "HTTP 400")
+        code, out, err = await registry_cli("namespace", "create", "search", "--url", app.url)
+        assert (code, out) == (2, b"")
+        assert_one_line_error(err, "HTTP 401")
+    finally:
+        await app.stop()

@@ -32,7 +32,7 @@ from registry.manifests import (
     schema_location,
 )
 from registry.policy.publishing import PublishRequest
-from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
+from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = REPO / "schemas" / "manifest.schema.json"
@@ -111,10 +111,7 @@ def test_every_schema_property_has_a_description() -> None:
 
 def test_the_repository_has_example_manifests() -> None:
     names = {path.relative_to(REPO).as_posix() for path in EXAMPLES}
-    assert {
-        "examples/manifests/billing/db.query.yaml",
-        "examples/manifests/search/search.yaml",
-    } <= names
+    assert "examples/manifests/search/search.yaml" in names
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(REPO).as_posix())
@@ -126,17 +123,29 @@ def test_every_example_manifest_validates_and_loads(path: Path) -> None:
     assert manifest.digest == digest(manifest.tool)
 
 
-def test_seed_000_example_retires_v3() -> None:
-    manifest = load_manifest(REPO / "examples/manifests/billing/db.query.yaml")
-    assert manifest.key == ("billing", "db.query")
-    assert manifest.tool == DB_QUERY_V4
-    assert manifest.to_request() == PublishRequest(definition=DB_QUERY_V4, retire=[3])
-
-
-def test_seed_002_example_converts_v1_and_keeps_the_alias() -> None:
+def test_the_seed_002_example_is_where_search_starts() -> None:
+    """The README's walkthrough starts from it on a fresh registry: nothing to decide."""
     manifest = load_manifest(REPO / "examples/manifests/search/search.yaml")
     assert manifest.key == ("search", "search")
+    assert manifest.tool == SEARCH_V1
+    assert manifest.to_request() == PublishRequest(definition=SEARCH_V1)
+
+
+def test_a_manifest_with_lifecycle_intents(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "search.yaml",
+        "namespace: search\ntool:\n"
+        + "".join(f"  {line}\n" for line in yaml.safe_dump(SEARCH_V2, sort_keys=False).splitlines())
+        + "retire: [3]\n"
+        + "converters:\n  - from: 1\n    ops:\n"
+        + "      - {op: fill, path: /filters, value: {}}\n"
+        + "      - {op: fill, path: /limit, value: 20}\n"
+        + "aliases:\n  - name: search_v1\n    contract: {tool: search, version: 1}\n",
+    )
+    manifest = load_manifest(path)
     assert manifest.tool == SEARCH_V2
+    assert manifest.retire == [3]
     (converter,) = manifest.converters
     assert converter.from_ == 1
     assert converter.ops == [
@@ -152,9 +161,13 @@ def test_seed_002_example_converts_v1_and_keeps_the_alias() -> None:
     ]
 
 
-def test_example_directory_loads_sorted() -> None:
-    manifests = load_directory(REPO / "examples" / "manifests")
-    assert [m.key for m in manifests] == [("billing", "db.query"), ("search", "search")]
+def test_example_directory_loads_sorted(tmp_path: Path) -> None:
+    _write(tmp_path, "search/search.yaml", f"namespace: search\n{TOOL}")
+    _write(
+        tmp_path, "billing/db.query.yaml", "namespace: billing\n" + TOOL.replace("x", "db.query")
+    )
+    manifests = load_directory(tmp_path)
+    assert [m.key for m in manifests] == [("billing", "db.query"), ("search", "x")]
 
 
 # -- what a manifest gives ---------------------------------------------------------

@@ -83,10 +83,23 @@ tool:
     required: [query]
 retire: [1, 2]
 """
-# seed 000's v4, as examples/manifests/billing/db.query.yaml has it, without `retire: [3]`
-EXAMPLE_DB = REPO / "examples" / "manifests" / "billing" / "db.query.yaml"
-DB_V4_UNDECIDED = EXAMPLE_DB.read_text().replace("retire: [3]\n", "")
-DB_V4_DECIDED = EXAMPLE_DB.read_text()
+# seed 000's v4 over a history of three versions, retiring v3 as it lands, and without that decision
+DB_V4_DECIDED = """\
+namespace: billing
+tool:
+  name: db.query
+  description: Run a SQL query.
+  inputSchema:
+    type: object
+    properties:
+      query: {type: string}
+      timeout: {type: integer}
+      mode: {type: string, enum: [read]}
+    required: [query]
+    additionalProperties: true
+retire: [3]
+"""
+DB_V4_UNDECIDED = DB_V4_DECIDED.replace("retire: [3]\n", "")
 
 SEARCH_V1 = """\
 namespace: search
@@ -99,7 +112,28 @@ tool:
       query: {type: string}
     required: [query]
 """
-EXAMPLE_SEARCH = (REPO / "examples" / "manifests" / "search" / "search.yaml").read_text()
+# seed 002's v2, its converter from v1 and the alias of the old name (the README's walkthrough)
+EXAMPLE_SEARCH = """\
+namespace: search
+tool:
+  name: search
+  description: Search documents.
+  inputSchema:
+    type: object
+    properties:
+      query: {type: string}
+      filters: {type: object}
+      limit: {type: integer, default: 20}
+    required: [query, filters]
+converters:
+  - from: 1
+    ops:
+      - {op: fill, path: /filters, value: {}}
+      - {op: fill, path: /limit, value: 20}
+aliases:
+  - name: search_v1
+    contract: {tool: search, version: 1}
+"""
 
 
 def additive_tool(namespace: str, name: str) -> str:
@@ -116,8 +150,9 @@ tool:
 
 @pytest_asyncio.fixture
 async def registry(database_url: str) -> AsyncIterator[Registry]:
-    """tests/api/conftest.py's `registry` (its fixtures are not visible from tests/)."""
-    app = await serve(database_url)
+    """tests/api/conftest.py's `registry` with no namespace yet (its fixtures are not
+    visible from tests/): `apply` with the admin token creates the ones it names."""
+    app = await serve(database_url, namespaces=())
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     client = httpx.AsyncClient(base_url=app.url, timeout=30, headers=headers)
     try:
@@ -309,9 +344,16 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     write(tools, "search/search.yaml", SEARCH_V1)
     first = await run("apply", str(tools), *online(registry), tty=True)
     assert first.code == EXIT_OK, first
-    assert first.out.rstrip().endswith("applied: 2 to create, 0 new versions, 0 unchanged")
-    progress = [line for line in first.err.splitlines() if line.startswith("[")]
-    assert progress == ["[1/2] billing/db.query: created v1", "[2/2] search/search: created v1"]
+    assert first.out.startswith("namespace billing: create\nnamespace search: create\n")
+    assert first.out.rstrip().endswith(
+        "applied: 2 new namespaces, 2 to create, 0 new versions, 0 unchanged"
+    )
+    assert first.err.splitlines()[-4:] == [
+        "namespace billing: created",
+        "namespace search: created",
+        "[1/2] billing/db.query: created v1",
+        "[2/2] search/search: created v1",
+    ]
 
     events = await audit_count(registry)
     second = await run("apply", str(tools), *online(registry), "--format", "json")
@@ -324,6 +366,37 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     assert again.code == EXIT_OK
     assert "plan: no changes, the registry matches the manifests" in again.out
     assert second.err == "", "no progress lines when stderr is not a terminal"
+
+
+async def test_a_namespace_to_create_needs_admin(registry: Registry, tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    write(tools, "billing/db.query.yaml", DB_V1)
+    import asyncpg
+
+    from registry.store import repository
+
+    conn = await asyncpg.connect(registry.database_url)
+    try:
+        await repository.create_token(
+            conn,
+            repository.hash_token("ci-secret"),
+            ["billing:publish"],
+            actor=None,
+            request_id=None,
+        )
+    finally:
+        await conn.close()
+    as_ci = ["--url", registry.url, "--token", "ci-secret"]
+    plan = await run("plan", str(tools), *as_ci)
+    assert plan.code == EXIT_BREAKING, plan
+    assert plan.out.startswith("namespace billing: create (refused: needs billing:admin)\n")
+    assert plan.out.rstrip().endswith(
+        "plan refused: creating namespace billing needs billing:admin; nothing would be applied"
+    )
+    apply = await run("apply", str(tools), *as_ci)
+    assert apply.code == EXIT_USAGE, apply
+    assert "403 (forbidden)" in apply.err and "needs billing:admin" in apply.err
+    assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
 
 
 async def test_seed_000_story(registry: Registry, tmp_path: Path) -> None:
@@ -418,7 +491,7 @@ async def test_json_output_follows_the_plan_schema(registry: Registry, tmp_path:
         planned = check((await run("plan", str(tools), *online(registry), "--format", "json")).json)
         assert planned["tools"][0]["lifecycle"][0]["action"] == "converter"
         assert planned["tools"][0]["aliases"][0]["name"] == "search_v1"
-        write(tools, "search/search.yaml", EXAMPLE_SEARCH.split("converters:")[0])
+        write(tools, "search/search.yaml", EXAMPLE_SEARCH.split("converters:", maxsplit=1)[0])
         refused = await run("apply", str(tools), *online(registry), "--format", "json")
         assert refused.code == EXIT_BREAKING
         document = check(refused.json)
@@ -653,7 +726,7 @@ async def test_check_offline_cannot_verify_a_converter_from_a_retired_version(
     tools = tmp_path / "tools"
     write(tools, "search/search.yaml", SEARCH_V1)
     assert (await run("apply", str(tools), *online(registry))).code == EXIT_OK
-    v2 = EXAMPLE_SEARCH.split("converters:")[0]
+    v2 = EXAMPLE_SEARCH.split("converters:", maxsplit=1)[0]
     write(tools, "search/search.yaml", v2 + "retire: [1]\n")
     assert (await run("apply", str(tools), *online(registry))).code == EXIT_OK
     toolset = await save_toolset(registry, "search", tmp_path / "toolset.json")

@@ -35,6 +35,7 @@ from registry.api.services import Services, request_id
 from registry.api.settings import Settings
 from registry.api.toolset_cache import Loaded, ToolsetCache
 from registry.console import console_router, template_config
+from registry.documents import DocumentError, check_json_limits
 from registry.policy.routes import RouteFinder
 from registry.policy.toolset import build_toolset
 from registry.store import Db, ToolsetListener, migrate, repository
@@ -62,6 +63,9 @@ RETRY_AFTER_SECONDS = "5"
 CONNECT_TIMEOUT_SECONDS = 5.0
 COMMAND_TIMEOUT_MARGIN = 1.0  # seconds past statement_timeout before the client gives up
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
+# Arrays and objects in one request body: a bundle of manifests may hold several
+# schemas of up to 100,000 nodes each (a 4 MiB body holds at most about 1.4 million).
+MAX_BODY_NODES = 1_000_000
 
 
 def _problem_response(request: Request[Any, Any, Any], error: ApiError) -> Response[Any]:
@@ -177,6 +181,13 @@ async def _require_json(request: Request[Any, Any, Any]) -> None:
     raw = await request.body()
     if not raw.strip():
         return
+    try:  # one pass over the text before any parser builds (or recurses into) it
+        check_json_limits(raw.decode("utf-8", "replace"), "the body", max_nodes=MAX_BODY_NODES)
+    except DocumentError as exc:
+        raise ApiError(
+            "invalid-json",
+            f"the body is refused: {exc.message} (line {exc.line}, column {exc.column})",
+        ) from None
     found: list[tuple[str, dict[str, Any]]] = []
 
     def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

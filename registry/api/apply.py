@@ -7,13 +7,21 @@ from typing import Any
 from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
+from registry.api.auth import Principal
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import namespace_name, store_decision, tool_name
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
-from registry.policy.plan import ApplyRequest, ManifestBody, PlanAnswer, ToolPlan, plan_tool
+from registry.policy.plan import (
+    ApplyRequest,
+    ManifestBody,
+    NamespacePlan,
+    PlanAnswer,
+    ToolPlan,
+    plan_tool,
+)
 from registry.policy.publishing import PolicyError, plan_publish
 from registry.store import (
     Conflict,
@@ -46,6 +54,22 @@ def _validate(index: int, body: ManifestBody) -> str:
     except ApiError as exc:
         raise ApiError("invalid-body", exc.detail, pointer=where) from exc
     return canonical_digest(body.tool)
+
+
+async def _namespace_steps(
+    db: Db, bodies: list[ManifestBody], who: Principal
+) -> list[NamespacePlan]:
+    """One step per namespace the manifests name, in name order: those missing are
+    created by the apply, which needs admin on each."""
+    steps = []
+    for name in sorted({body.namespace for body in bodies}):
+        if await repository.get_namespace(db, name) is not None:
+            steps.append(NamespacePlan(name=name, action="unchanged"))
+        else:
+            steps.append(
+                NamespacePlan(name=name, action="create", allowed=who.allows(name, "admin"))
+            )
+    return steps
 
 
 async def _plans(
@@ -81,7 +105,9 @@ async def _execute(
             outcome = plan_publish(state, body.tool, plan.digest, body.request(), svc.finder)
             return store_decision(outcome, {"source": body.source})
 
-        await repository.publish(conn, ns, tool, body.tool, plan.digest, decide, who, rid)
+        await repository.publish(
+            conn, ns, tool, body.tool, plan.digest, decide, who, rid, create_namespace=False
+        )
     else:
         for change in plan.lifecycle:
             if change.action == "retire":
@@ -146,10 +172,31 @@ async def apply(
     for namespace in sorted({body.namespace for body in data.manifests}):
         who.require(namespace, "publish")
     if plan:
+        namespaces = await _namespace_steps(svc.database, data.manifests, who)
         plans = await _plans(svc, svc.database, data.manifests, digests)
-        return PlanAnswer(accepted=all(p.accepted for p in plans), applied=False, tools=plans)
+        return PlanAnswer(
+            accepted=all(p.accepted for p in plans) and all(n.allowed for n in namespaces),
+            applied=False,
+            tools=plans,
+            namespaces=namespaces,
+        )
     try:
         async with transaction(svc.database) as conn:
+            namespaces = await _namespace_steps(conn, data.manifests, who)
+            refused_steps = [n.name for n in namespaces if not n.allowed]
+            if refused_steps:
+                raise ApiError(
+                    "forbidden",
+                    "nothing was applied: creating namespace "
+                    + ", ".join(f"{name} needs {name}:admin" for name in refused_steps)
+                    + f" (token {who.token_id}); an admin creates it with "
+                    "PUT /v1/namespaces/{ns} or applies these manifests",
+                )
+            for step in namespaces:
+                if step.action == "create":
+                    await repository.create_namespace(
+                        conn, step.name, actor=who.token_id, request_id=request_id(request)
+                    )
             plans = await _plans(svc, conn, data.manifests, digests)
             if not all(p.accepted for p in plans):
                 refused = [f"{p.namespace}/{p.tool}" for p in plans if not p.accepted]
@@ -157,7 +204,9 @@ async def apply(
                     "breaking-change",
                     f"nothing was applied: {', '.join(refused)} still need decisions",
                     decisions=[d for p in plans for d in p.decisions],
-                    reports=PlanAnswer(accepted=False, applied=False, tools=plans),
+                    reports=PlanAnswer(
+                        accepted=False, applied=False, tools=plans, namespaces=namespaces
+                    ),
                 )
             for body, tool_plan in zip(data.manifests, plans, strict=True):
                 await _execute(svc, conn, body, tool_plan, who.token_id, request_id(request))
@@ -169,7 +218,7 @@ async def apply(
         ) from exc
     except (NotFound, IllegalTransition, Conflict) as exc:
         raise ApiError("conflict", f"nothing was applied: {exc}") from exc
-    return PlanAnswer(accepted=True, applied=True, tools=plans)
+    return PlanAnswer(accepted=True, applied=True, tools=plans, namespaces=namespaces)
 
 
 HANDLERS = [apply]

@@ -9,7 +9,13 @@ from litestar import Request, Response, get, post, put
 from litestar.params import JSONBody
 
 from registry.api.params import NamespaceName
-from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
+from registry.api.problems import (
+    COMMON_PROBLEMS,
+    ApiError,
+    also_answers,
+    namespace_not_found,
+    problem_responses,
+)
 from registry.api.services import actor, request_id
 from registry.api.tools import _reader, _writer
 from registry.policy.capabilities import (
@@ -19,7 +25,7 @@ from registry.policy.capabilities import (
     check_methods,
     parse_initialize,
 )
-from registry.store import repository
+from registry.store import NamespaceNotFound, repository
 
 __all__ = ["HANDLERS"]
 
@@ -51,13 +57,17 @@ async def put_capabilities(
         captured = parse_initialize(data)
     except CapabilityError as exc:
         raise ApiError("invalid-body", exc.message, pointer=exc.pointer or None) from exc
-    record, created = await repository.put_capabilities(
-        svc.database,
-        ns,
-        msgspec.to_builtins(captured),
-        actor=actor(request),
-        request_id=request_id(request),
-    )
+    try:
+        record, created = await repository.put_capabilities(
+            svc.database,
+            ns,
+            msgspec.to_builtins(captured),
+            actor=actor(request),
+            request_id=request_id(request),
+            create_namespace=False,
+        )
+    except NamespaceNotFound as exc:
+        raise namespace_not_found(exc.namespace) from exc
     return Response(
         CapabilitiesRecord(ns, record.seq, record.created_at, captured),
         status_code=201 if created else 200,

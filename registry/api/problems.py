@@ -16,7 +16,14 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["PROBLEMS", "PROBLEM_BASE", "ApiError", "Problem", "ProblemType"]
+__all__ = [
+    "PROBLEMS",
+    "PROBLEM_BASE",
+    "ApiError",
+    "Problem",
+    "ProblemType",
+    "namespace_not_found",
+]
 
 PROBLEM_BASE: Final = "https://mcp-tool-registry.dev/problems/"
 
@@ -32,6 +39,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "unauthenticated": ProblemType(401, "A valid bearer token is required"),
     "forbidden": ProblemType(403, "The token lacks the scope this needs"),
     "not-found": ProblemType(404, "No such resource"),
+    "namespace-not-found": ProblemType(404, "The namespace does not exist"),
     "method-not-allowed": ProblemType(405, "Method not allowed"),
     "breaking-change": ProblemType(409, "Breaking change without decisions"),
     "route-lost": ProblemType(409, "The change would leave served versions without a route"),
@@ -63,6 +71,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     report: Any = None
     reports: Any = None
     decisions: Any = None
+    namespace: str | None = None  # namespace-not-found: the namespace named
 
 
 class ApiError(Exception):
@@ -101,6 +110,17 @@ class ApiError(Exception):
             pointer=self.pointer or None,
             **self.extensions,
         )
+
+
+def namespace_not_found(ns: str) -> ApiError:
+    """404 for a namespace that does not exist, saying how one is created."""
+    return ApiError(
+        "namespace-not-found",
+        f"namespace {ns!r} does not exist; namespaces are created explicitly: "
+        f"PUT /v1/namespaces/{ns} with a token holding {ns}:admin, or `registry apply` "
+        "of a manifest naming it with such a token",
+        namespace=ns,
+    )
 
 
 def problem_responses(*statuses: int) -> dict[int, Any]:

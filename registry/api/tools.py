@@ -11,7 +11,13 @@ from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Action, Principal
 from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
-from registry.api.problems import COMMON_PROBLEMS, ApiError, also_answers, problem_responses
+from registry.api.problems import (
+    COMMON_PROBLEMS,
+    ApiError,
+    also_answers,
+    namespace_not_found,
+    problem_responses,
+)
 from registry.api.services import Services, actor, principal, request_id, services
 from registry.api.wire import (
     AliasAnswer,
@@ -46,6 +52,7 @@ from registry.store import (
     Conflict,
     Deprecation,
     IllegalTransition,
+    NamespaceNotFound,
     NewConverter,
     NotFound,
     PublishPlan,
@@ -171,7 +178,7 @@ async def create_namespace(
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     svc = await _reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
+        raise namespace_not_found(ns)
     tools = await repository.list_tools(svc.database, ns)
     return ToolList(
         namespace=ns,
@@ -261,7 +268,11 @@ async def publish(
             decide,
             actor(request),
             request_id(request),
+            create_namespace=False,
         )
+    except NamespaceNotFound as exc:
+        svc.metrics.publishes.labels("invalid").inc()
+        raise namespace_not_found(exc.namespace) from exc
     except PublishRefused as exc:
         svc.metrics.publishes.labels("refused").inc()
         outcome = exc.refusal.detail
@@ -325,6 +336,8 @@ async def check(
 ) -> CheckAnswer:
     definition, digest = _validated(ns, tool, data)
     svc = await _reader(request, ns)
+    if await repository.get_namespace(svc.database, ns) is None:
+        raise namespace_not_found(ns)
     state = await repository.load_tool_state(svc.database, ns, tool)
     existing = next((v for v in state.versions if v.digest == digest), None)
     if existing is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "ContractIntent",
     "LifecycleChange",
     "ManifestBody",
+    "NamespacePlan",
     "PlanAnswer",
     "ToolPlan",
     "plan_tool",
@@ -111,12 +112,25 @@ class ToolPlan(msgspec.Struct, frozen=True, kw_only=True):
     aliases: list[AliasPlan]
 
 
+class NamespacePlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A namespace the manifests name: created by the apply, or already there.
+
+    Namespaces are explicit, so creating one is a step of its own that needs
+    admin on it; `allowed` is False when the caller's token may not take it.
+    """
+
+    name: str
+    action: Literal["create", "unchanged"]
+    allowed: bool = True
+
+
 class PlanAnswer(msgspec.Struct, frozen=True, kw_only=True):
     """The answer of `POST /v1/apply` (`schemas/plan.schema.json`)."""
 
     accepted: bool
     applied: bool
     tools: list[ToolPlan]
+    namespaces: list[NamespacePlan] = msgspec.field(default_factory=list)
 
 
 class _Converter(msgspec.Struct, frozen=True):

@@ -28,6 +28,7 @@ __all__ = [
     "Deprecation",
     "IllegalTransition",
     "Namespace",
+    "NamespaceNotFound",
     "NamespaceSnapshot",
     "NewConverter",
     "NotFound",
@@ -54,6 +55,14 @@ class StoreError(Exception):
 
 class NotFound(StoreError):
     """A namespace, tool, version, alias or token that does not exist."""
+
+
+class NamespaceNotFound(NotFound):
+    """The namespace does not exist: namespaces are created explicitly, never by a write."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"namespace {namespace!r} does not exist")
+        self.namespace = namespace
 
 
 class Conflict(StoreError):

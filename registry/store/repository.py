@@ -36,6 +36,7 @@ from registry.store.records import (
     Converter,
     IllegalTransition,
     Namespace,
+    NamespaceNotFound,
     NamespaceSnapshot,
     NotFound,
     PublishPlan,
@@ -196,7 +197,7 @@ async def _ensure_namespace(
                 )
             )
     elif not await conn.fetchval("SELECT true FROM namespaces WHERE name = $1", namespace):
-        raise NotFound(f"namespace {namespace!r} does not exist")
+        raise NamespaceNotFound(namespace)
 
 
 async def _lock_namespace(conn: Connection, namespace: str) -> None:
@@ -206,7 +207,7 @@ async def _lock_namespace(conn: Connection, namespace: str) -> None:
         "SELECT true FROM namespaces WHERE name = $1 FOR NO KEY UPDATE", namespace
     )
     if not found:
-        raise NotFound(f"namespace {namespace!r} does not exist")
+        raise NamespaceNotFound(namespace)
 
 
 async def _lock_tool(conn: Connection, namespace: str, tool: str, *, create: bool) -> None:

@@ -2,13 +2,18 @@
 
 async def test_x(registry):      # registry.client: httpx.AsyncClient with the admin token
     r = await registry.client.get("/v1/namespaces")
+
+Namespaces are explicit (a publish to a missing one is 404), so `serve()` starts
+with the namespaces the tests publish to, created as an admin would
+(`TEST_NAMESPACES`); `serve(url, namespaces=())` starts with none.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -19,6 +24,7 @@ from registry.api.app import asgi
 from registry.api.settings import Settings
 
 ADMIN_TOKEN = "test-bootstrap-token"
+TEST_NAMESPACES = ("billing", "search", "docs", "ledger", "cold", "files", "other", "payments")
 
 
 def free_port() -> int:
@@ -41,6 +47,24 @@ class Registry:
         return httpx.AsyncClient(
             base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {token}"}
         )
+
+    async def token(self, *scopes: str) -> str:
+        """A new token with these scopes (stored as `registry token create` stores one)."""
+        import secrets
+
+        import asyncpg
+
+        from registry.store import repository
+
+        secret = "mtr_test_" + secrets.token_urlsafe(12)
+        conn = await asyncpg.connect(self.database_url)
+        try:
+            await repository.create_token(
+                conn, repository.hash_token(secret), scopes, actor=None, request_id=None
+            )
+        finally:
+            await conn.close()
+        return secret
 
 
 class ServedApp:
@@ -77,7 +101,23 @@ class ServedApp:
             await self.task
 
 
-async def serve(database_url: str, **overrides: object) -> ServedApp:
+async def create_namespaces(database_url: str, names: Sequence[str]) -> None:
+    """Create namespaces through the store, as `PUT /v1/namespaces/{ns}` does."""
+    import asyncpg
+
+    from registry.store import repository
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        for name in names:
+            await repository.create_namespace(conn, name, actor="test-setup", request_id=None)
+    finally:
+        await conn.close()
+
+
+async def serve(
+    database_url: str, namespaces: Sequence[str] = TEST_NAMESPACES, **overrides: object
+) -> ServedApp:
     settings = Settings(
         database_url=database_url,
         port=free_port(),
@@ -87,13 +127,16 @@ async def serve(database_url: str, **overrides: object) -> ServedApp:
         **overrides,  # type: ignore[arg-type]
     )
     app = ServedApp(settings)
-    await app.start()
+    await app.start()  # migrates a new database first
+    await create_namespaces(database_url, namespaces)
     return app
 
 
-@pytest_asyncio.fixture
-async def registry(database_url: str) -> AsyncIterator[Registry]:
-    app = await serve(database_url)
+@contextlib.asynccontextmanager
+async def served_registry(
+    database_url: str, namespaces: Sequence[str] = TEST_NAMESPACES
+) -> AsyncIterator[Registry]:
+    app = await serve(database_url, namespaces)
     client = httpx.AsyncClient(
         base_url=app.url, timeout=30, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
     )
@@ -102,3 +145,16 @@ async def registry(database_url: str) -> AsyncIterator[Registry]:
     finally:
         await client.aclose()
         await app.stop()
+
+
+@pytest_asyncio.fixture
+async def registry(database_url: str) -> AsyncIterator[Registry]:
+    async with served_registry(database_url) as served:
+        yield served
+
+
+@pytest_asyncio.fixture
+async def bare_registry(database_url: str) -> AsyncIterator[Registry]:
+    """`registry` with no namespace created yet."""
+    async with served_registry(database_url, namespaces=()) as served:
+        yield served

@@ -24,13 +24,18 @@ async def _apply(registry: Registry, bundle: dict[str, Any], *, plan: bool = Fal
     return await registry.client.post("/v1/apply", json=bundle, params=params)
 
 
-async def test_plan_then_apply_then_reapply_is_a_no_op(registry: Registry) -> None:
+async def test_plan_then_apply_then_reapply_is_a_no_op(bare_registry: Registry) -> None:
+    registry = bare_registry
     first = _bundle(
         {"namespace": "billing", "tool": DB_QUERY_V3, "source": "tools/billing/db.query.yaml"},
         {"namespace": "docs", "tool": SEARCH_V1},
     )
     planned = await _apply(registry, first, plan=True)
     assert planned.status_code == 200, planned.text
+    assert planned.json()["namespaces"] == [
+        {"name": "billing", "action": "create"},
+        {"name": "docs", "action": "create"},
+    ]
     assert [t["action"] for t in planned.json()["tools"]] == ["create", "create"]
     assert planned.json()["applied"] is False
     assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
@@ -38,6 +43,13 @@ async def test_plan_then_apply_then_reapply_is_a_no_op(registry: Registry) -> No
     applied = await _apply(registry, first)
     assert applied.status_code == 200, applied.text
     assert applied.json()["applied"] is True
+    listed = (await registry.client.get("/v1/namespaces")).json()["namespaces"]
+    assert [n["name"] for n in listed] == ["billing", "docs"]
+    audit = (await registry.client.get("/v1/audit")).json()["events"]
+    assert sorted(e["namespace"] for e in audit if e["action"] == "namespace.create") == [
+        "billing",
+        "docs",
+    ]
 
     second = _bundle(
         {"namespace": "billing", "tool": DB_QUERY_V4, "retire": [1]},
@@ -50,6 +62,7 @@ async def test_plan_then_apply_then_reapply_is_a_no_op(registry: Registry) -> No
     )
     plan = (await _apply(registry, second, plan=True)).json()
     assert plan["accepted"] is True
+    assert [n["action"] for n in plan["namespaces"]] == ["unchanged", "unchanged"]
     assert [t["action"] for t in plan["tools"]] == ["new-version", "new-version"]
     assert plan["tools"][0]["lifecycle"] == [{"action": "retire", "version": 1}]
     assert plan["tools"][1]["aliases"][0]["action"] == "create"
@@ -68,7 +81,8 @@ async def test_plan_then_apply_then_reapply_is_a_no_op(registry: Registry) -> No
     assert len((await registry.client.get("/v1/audit")).json()["events"]) == events_before
 
 
-async def test_a_refused_manifest_applies_nothing(registry: Registry) -> None:
+async def test_a_refused_manifest_applies_nothing(bare_registry: Registry) -> None:
+    registry = bare_registry
     assert (
         await _apply(registry, _bundle({"namespace": "billing", "tool": DB_QUERY_V3}))
     ).is_success
@@ -83,7 +97,9 @@ async def test_a_refused_manifest_applies_nothing(registry: Registry) -> None:
     refused = await _apply(registry, bundle)
     assert refused.status_code == 409, refused.text
     assert refused.json()["decisions"][0]["version"] == 1
-    assert (await registry.client.get("/v1/namespaces/docs/tools")).status_code == 404
+    missing = await registry.client.get("/v1/namespaces/docs/tools")
+    assert missing.status_code == 404
+    assert missing.json()["type"].endswith("/namespace-not-found")
 
 
 async def test_lifecycle_intents_apply_to_an_unchanged_definition(registry: Registry) -> None:
@@ -120,6 +136,28 @@ async def test_apply_needs_publish_on_every_namespace(registry: Registry) -> Non
     answer = await _apply(registry, duplicate)
     assert answer.status_code == 422
     assert answer.json()["pointer"] == "/manifests/1"
+
+
+async def test_creating_a_namespace_needs_admin_on_it(bare_registry: Registry) -> None:
+    """A token that may publish to `billing` but not administer it sees the creation
+    as a refused step of the plan; the apply is refused and creates nothing."""
+    registry = bare_registry
+    bundle = _bundle({"namespace": "billing", "tool": DB_QUERY_V3})
+    async with registry.with_token(await registry.token("billing:publish")) as ci:
+        plan = await ci.post("/v1/apply", params={"plan": "true"}, json=bundle)
+        assert plan.status_code == 200, plan.text
+        assert plan.json()["namespaces"] == [
+            {"name": "billing", "action": "create", "allowed": False}
+        ]
+        assert plan.json()["accepted"] is False
+        refused = await ci.post("/v1/apply", json=bundle)
+        assert refused.status_code == 403, refused.text
+        assert "creating namespace billing needs billing:admin" in refused.json()["detail"]
+    assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
+    async with registry.with_token(await registry.token("billing:admin")) as owner:
+        assert (await owner.post("/v1/apply", json=bundle)).status_code == 200
+    listed = (await registry.client.get("/v1/namespaces")).json()["namespaces"]
+    assert [n["name"] for n in listed] == ["billing"]
 
 
 async def test_capabilities_fixture_and_check(registry: Registry) -> None:

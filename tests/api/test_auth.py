@@ -52,7 +52,9 @@ async def test_writes_need_a_token_and_the_scope(registry: Registry) -> None:
         assert refused.status_code == 403
 
 
-async def test_reads_are_closed_by_default(registry: Registry) -> None:
+async def test_reads_are_closed_by_default(bare_registry: Registry) -> None:
+    registry = bare_registry
+    await registry.client.put("/v1/namespaces/billing")
     await registry.client.post(
         "/v1/namespaces/billing/tools/db.query/versions", json={"definition": DB_QUERY_V4}
     )

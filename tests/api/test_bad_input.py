@@ -26,8 +26,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from registry.api.app import MAX_BODY_NODES
 from registry.api.settings import Settings
 from registry.definitions import MAX_IN_PLACE_SCHEMAS, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
+from registry.documents import MAX_DOCUMENT_DEPTH
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 
@@ -253,7 +255,30 @@ CASES: list[Case] = [
         raw('{"definition": ' + "[" * 100_000 + "]" * 100_000 + "}"),
         400,
         "invalid-json",
-        "nested too deeply",
+        f"nested deeper than {MAX_DOCUMENT_DEPTH} levels (line 1, column",
+    ),
+    Case(
+        # below the recursion limit of the JSON parser, past what canonical JSON
+        # and the engine would recurse into: it answered 500
+        "default nested 600 levels",
+        "POST",
+        VERSIONS,
+        raw(
+            '{"definition": {"name": "db.query", "inputSchema": {"type": "object", '
+            '"properties": {"q": {"default": ' + "[" * 600 + "]" * 600 + "}}}}}"
+        ),
+        400,
+        "invalid-json",
+        f"nested deeper than {MAX_DOCUMENT_DEPTH} levels",
+    ),
+    Case(
+        "body of more than a million arrays and objects",
+        "POST",
+        "/v1/apply",
+        raw('{"manifests": [' + ",".join(["[]"] * 1_000_001) + "]}"),
+        400,
+        "invalid-json",
+        f"more than {MAX_BODY_NODES} arrays and objects",
     ),
     # -- the body's shape ------------------------------------------------------------------
     Case(

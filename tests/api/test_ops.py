@@ -28,7 +28,8 @@ async def test_health_ready_metrics(registry: Registry) -> None:
     assert hostile.headers["x-request-id"] != "a b\tc"
 
 
-async def test_namespaces_and_tools(registry: Registry) -> None:
+async def test_namespaces_and_tools(bare_registry: Registry) -> None:
+    registry = bare_registry
     created = await registry.client.put("/v1/namespaces/billing")
     assert created.status_code == 201
     assert (await registry.client.put("/v1/namespaces/billing")).status_code == 200
@@ -44,6 +45,40 @@ async def test_namespaces_and_tools(registry: Registry) -> None:
     assert names == ["billing"]
     one = await registry.client.get("/v1/namespaces/billing/tools/db.query/versions/v1")
     assert one.json()["version"] == 1 and one.json()["definition"] == DB_QUERY_V4
+
+
+CAPTURED_INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "billing", "version": "1.0.0"},
+}
+
+
+async def test_a_missing_namespace_is_never_created_by_a_write(bare_registry: Registry) -> None:
+    """A typo (`biling`) answers 404 naming the namespace and how to create it; no
+    write creates a namespace, and creating one needs admin on it."""
+    registry = bare_registry
+    base = "/v1/namespaces/biling"
+    writes = [
+        ("POST", f"{base}/tools/db.query/versions", {"definition": DB_QUERY_V4}),
+        ("POST", f"{base}/tools/db.query/check", {"definition": DB_QUERY_V4}),
+        ("PUT", f"{base}/capabilities", CAPTURED_INITIALIZE),
+    ]
+    for method, path, body in writes:
+        answer = await registry.client.request(method, path, json=body)
+        assert answer.status_code == 404, (path, answer.text)
+        problem = answer.json()
+        assert problem["type"].endswith("/namespace-not-found"), problem
+        assert problem["namespace"] == "biling"
+        assert "PUT /v1/namespaces/biling" in problem["detail"]
+    publisher = await registry.token("biling:publish")
+    async with registry.with_token(publisher) as client:
+        assert (await client.put(base)).status_code == 403
+        refused = await client.post(*writes[0][1:2], json=writes[0][2])
+        assert refused.status_code == 404
+    assert (await registry.client.get("/v1/namespaces")).json()["namespaces"] == []
+    events = (await registry.client.get("/v1/audit")).json()["events"]
+    assert [e["action"] for e in events] == ["token.create"]
 
 
 async def test_verify_is_revision_aware(registry: Registry) -> None:

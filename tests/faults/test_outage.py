@@ -207,7 +207,7 @@ async def _toolset_builds(client: httpx.AsyncClient) -> float:
 
 async def test_postgres_outage_503_then_recovery_without_restart(own_postgres: Postgres) -> None:
     database_url = await own_postgres.database("outage")
-    app: ServedApp = await serve(database_url)
+    app: ServedApp = await serve(database_url, namespaces=(BUSY, QUIET))
     client = httpx.AsyncClient(
         base_url=app.url, timeout=30, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
     )
@@ -390,7 +390,7 @@ async def test_frozen_postgres_503_within_bounds_then_recovery(own_postgres: Pos
     Toolsets cached before the freeze are still served (200) meanwhile.
     """
     database_url = await own_postgres.database("frozen")
-    app = await serve(database_url, statement_timeout_ms=2000)
+    app = await serve(database_url, namespaces=(BUSY, "cold"), statement_timeout_ms=2000)
     client = httpx.AsyncClient(
         base_url=app.url, timeout=60, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
     )

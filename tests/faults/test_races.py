@@ -267,6 +267,7 @@ async def test_retire_racing_a_publish_ends_as_one_serial_order(
 
         async def fresh(label: str) -> tuple[str, Call, Call]:
             ns = f"race-{scenario.name}-{label}"
+            assert (await publisher.put(f"/v1/namespaces/{ns}")).status_code == 201
             for body in scenario.setup:
                 setup = await publisher.post(f"{_tool_path(ns)}/versions", json=body)
                 assert setup.status_code == 201, setup.text

@@ -1,0 +1,82 @@
+"""docs/contract.md and the README stay true to the code: names, tables and links."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from registry.api.problems import PROBLEMS
+from registry.cli import VERBS
+from registry.compat.kinds import SEVERITY, Kind
+from registry.sdk import gate
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACT = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|", re.MULTILINE)
+
+
+def _rows(heading: str) -> dict[str, tuple[str, str]]:
+    """`| \\`name\\` | a | b |` rows of the first table after `heading`."""
+    table = CONTRACT.split(heading, 1)[1].split("\n\n", 1)[0]
+    return {name: (a, b) for name, a, b in _ROW.findall(table)}
+
+
+def test_every_kind_is_in_the_contract_with_its_severities() -> None:
+    rows = _rows("| kind | in inputSchema | in outputSchema |")
+    expected = {kind.value: (SEVERITY[kind][0].value, SEVERITY[kind][1].value) for kind in Kind}
+    assert rows == expected
+
+
+def test_every_problem_type_is_in_the_contract_with_its_status() -> None:
+    rows = _rows("| code | status | meaning |")
+    assert {name: int(status) for name, (status, _) in rows.items()} == {
+        code: kind.status for code, kind in PROBLEMS.items()
+    }
+
+
+def test_every_route_of_the_api_is_in_the_contract() -> None:
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
+    missing = []
+    for path, operations in spec["paths"].items():
+        for method in operations:
+            named = f"{method.upper()} {path}"
+            if method in {"get", "post", "put", "delete", "patch"} and named not in CONTRACT:
+                missing.append(named)
+    assert not missing, f"docs/contract.md does not name: {missing}"
+
+
+def test_every_cli_verb_is_in_the_contract() -> None:
+    cli = CONTRACT.split("## CLI", 1)[1].split("\n## ", 1)[0]
+    assert [v.name for v in VERBS if f"| `{v.name}" not in cli] == []
+
+
+def test_every_gate_code_is_in_the_contract() -> None:
+    codes = {
+        gate.SCHEMA_VERSION_RETIRED: "schema_version_retired",
+        gate.SCHEMA_VERSION_UNKNOWN: "schema_version_unknown",
+        gate.STRICT_VALIDATION_FAILED: "strict_validation_failed",
+        gate.SCHEMA_VERSION_MISMATCH: "schema_version_mismatch",
+    }
+    for code, reason in codes.items():
+        assert f"| {code} | `{reason}` |" in CONTRACT
+
+
+def test_the_readme_links_only_what_a_clone_has() -> None:
+    """Relative links resolve inside the repository; nothing points above it."""
+    for text, source in ((README, ROOT / "README.md"), (CONTRACT, ROOT / "docs/contract.md")):
+        assert "../shared" not in text
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            resolved = (source.parent / target).resolve()
+            assert resolved.is_relative_to(ROOT), target
+            assert resolved.exists(), f"{source.name} links {target}, which does not exist"
+
+
+def test_the_readme_says_how_to_create_a_namespace_and_declare_a_version() -> None:
+    assert "registry namespace create" in README or "PUT /v1/namespaces/" in README
+    assert "_meta.schemaVersion" in README
+    assert "docs/contract.md" in README
