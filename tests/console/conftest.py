@@ -2,9 +2,9 @@
 Debian's Chromium through Playwright, and the in-process registry of tests/api for the
 HTTP-level checks.
 
-    async def test_x(console: Console, browser: Browser): ...
-        page = await console.page(browser)          # records requests and errors
-        await page.goto(console.url + "/ui/")
+    async def test_x(console: Registry, browser: Browser): ...
+        watched = await open_page(browser)          # records requests and errors
+        await sign_in(watched, console.url, await console.token("billing:read"))
 
 Chromium is `/usr/bin/chromium` (Debian's package; `make test` installs it with apt-get
 when it is missing and the run is root on a Debian machine). Browser downloads are not
@@ -24,12 +24,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from registry.store import repository
-from tests.api.conftest import ADMIN_TOKEN, registry
+from tests.api.conftest import ADMIN_TOKEN, Registry, registry
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
-from tests.test_cli_server import spawn
 
-__all__ = ["registry", "spawn"]
+__all__ = ["registry"]
 
 CHROMIUM = Path(os.environ.get("REGISTRY_TEST_CHROMIUM", "/usr/bin/chromium"))
 # The flags the probe used: without the background-networking ones the browser tries
@@ -49,21 +47,6 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 BILLING = "/v1/namespaces/billing"
 DB_QUERY = f"{BILLING}/tools/db.query"
-
-
-async def make_token(database_url: str, *scopes: str) -> str:
-    """A token with these scopes, stored by hash as `registry token create` stores it."""
-    import asyncpg
-
-    secret = "mtr_console_" + "_".join(scopes).replace(":", "-").replace("*", "all")
-    conn = await asyncpg.connect(database_url)
-    try:
-        await repository.create_token(
-            conn, repository.hash_token(secret), scopes, actor=None, request_id=None
-        )
-    finally:
-        await conn.close()
-    return secret
 
 
 async def seed_000(client: httpx.AsyncClient) -> None:
@@ -109,22 +92,13 @@ async def open_page(browser: Any, *, phone: bool = False) -> Watched:
     return watched
 
 
-@dataclass
-class Console:
-    url: str
-    database_url: str
-    admin: httpx.AsyncClient
-
-    async def page(self, browser: Any, *, phone: bool = False) -> Watched:
-        return await open_page(browser, phone=phone)
-
-    async def sign_in(self, watched: Watched, secret: str, path: str = "/ui/") -> None:
-        """Sign in through the form, as a person does."""
-        page = watched.page
-        await page.goto(f"{self.url}/ui/login?next={path}")
-        await page.get_by_label("Token").fill(secret)
-        await page.get_by_role("button", name="Sign in").click()
-        await page.wait_for_url(self.url + path)
+async def sign_in(watched: Watched, url: str, secret: str, path: str = "/ui/") -> None:
+    """Sign in through the form, as a person does, and land on `path`."""
+    page = watched.page
+    await page.goto(f"{url}/ui/login?next={path}")
+    await page.get_by_label("Token").fill(secret)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(url + path)
 
 
 @pytest.fixture
@@ -135,13 +109,14 @@ def console_server(database_url: str, spawn: Any) -> Iterator[str]:
 
 
 @pytest_asyncio.fixture
-async def console(console_server: str, database_url: str) -> AsyncIterator[Console]:
+async def console(console_server: str, database_url: str) -> AsyncIterator[Registry]:
+    """The live `registry serve`, with an admin client (no namespace created yet)."""
     async with httpx.AsyncClient(
         base_url=console_server,
         timeout=30,
         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
     ) as admin:
-        yield Console(console_server, database_url, admin)
+        yield Registry(console_server, database_url, admin)
 
 
 @pytest_asyncio.fixture(scope="session")

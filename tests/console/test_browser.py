@@ -16,15 +16,8 @@ from typing import Any
 
 from playwright.async_api import expect
 
-from tests.api.conftest import ADMIN_TOKEN
-from tests.console.conftest import (
-    DB_QUERY,
-    Console,
-    Watched,
-    make_token,
-    open_page,
-    seed_000,
-)
+from tests.api.conftest import ADMIN_TOKEN, Registry
+from tests.console.conftest import DB_QUERY, Watched, open_page, seed_000, sign_in
 from tests.fixtures.seeds import DB_QUERY_V4
 
 TOOL_PAGE = "/ui/namespaces/billing/tools/db.query"
@@ -59,10 +52,12 @@ async def shoot(watched: Watched, artifacts: Path, name: str) -> None:
     assert path.stat().st_size > 1000
 
 
-async def test_seed_000_pages_for_a_reader(console: Console, browser: Any, artifacts: Path) -> None:
-    await seed_000(console.admin)
-    reader = await make_token(console.database_url, "billing:read")
-    watched = await console.page(browser)
+async def test_seed_000_pages_for_a_reader(
+    console: Registry, browser: Any, artifacts: Path
+) -> None:
+    await seed_000(console.client)
+    reader = await console.token("billing:read")
+    watched = await open_page(browser)
     page = watched.page
 
     refused = await page.goto(console.url + TOOL_PAGE)
@@ -122,8 +117,8 @@ async def test_seed_000_pages_for_a_reader(console: Console, browser: Any, artif
     await shoot(watched, artifacts, "namespace-desktop")
 
     # The same pages on a phone's width.
-    phone = await console.page(browser, phone=True)
-    await console.sign_in(phone, reader, TOOL_PAGE)
+    phone = await open_page(browser, phone=True)
+    await sign_in(phone, console.url, reader, TOOL_PAGE)
     for name, path in (
         ("tool", TOOL_PAGE),
         ("diff", TOOL_PAGE + "/diff?old=1&new=2"),
@@ -137,11 +132,11 @@ async def test_seed_000_pages_for_a_reader(console: Console, browser: Any, artif
     await phone.page.context.close()
 
 
-async def test_the_timeline_follows_each_publish_live(console: Console, browser: Any) -> None:
-    await seed_000(console.admin)
-    watched = await console.page(browser)
+async def test_the_timeline_follows_each_publish_live(console: Registry, browser: Any) -> None:
+    await seed_000(console.client)
+    watched = await open_page(browser)
     page = watched.page
-    await console.sign_in(watched, ADMIN_TOKEN, TOOL_PAGE)
+    await sign_in(watched, console.url, ADMIN_TOKEN, TOOL_PAGE)
     await expect(page.locator("#v2 .badge.current")).to_be_visible()
     await page.evaluate("window.notReloaded = true")
     # The page holds a request for changes (the toolset's long-poll) before the publish.
@@ -150,7 +145,7 @@ async def test_the_timeline_follows_each_publish_live(console: Console, browser:
 
     v3 = copy.deepcopy(DB_QUERY_V4)
     v3["inputSchema"]["properties"]["comment"] = {"type": "string"}
-    landed = await console.admin.post(f"{DB_QUERY}/versions", json={"definition": v3})
+    landed = await console.client.post(f"{DB_QUERY}/versions", json={"definition": v3})
     assert landed.status_code == 201, landed.text
 
     await expect(page.locator("#v3")).to_be_visible(timeout=30_000)
@@ -162,7 +157,7 @@ async def test_the_timeline_follows_each_publish_live(console: Console, browser:
     assert await page.locator("#v2 .badge.current").count() == 0
 
     # And again: the next request for changes was made after the swap.
-    deprecated = await console.admin.post(
+    deprecated = await console.client.post(
         f"{DB_QUERY}/versions/2/deprecate", json={"sunset": "2099-01-01T00:00:00Z"}
     )
     assert deprecated.status_code == 200, deprecated.text
@@ -182,10 +177,10 @@ async def _tab_to(page: Any, matches: str, limit: int = 40) -> None:
     raise AssertionError(f"Tab never reached {matches}")
 
 
-async def test_keyboard_only_sign_in_browse_and_sign_out(console: Console, browser: Any) -> None:
-    await seed_000(console.admin)
-    reader = await make_token(console.database_url, "billing:read")
-    watched = await console.page(browser)
+async def test_keyboard_only_sign_in_browse_and_sign_out(console: Registry, browser: Any) -> None:
+    await seed_000(console.client)
+    reader = await console.token("billing:read")
+    watched = await open_page(browser)
     page = watched.page
 
     answer = await page.goto(console.url + "/ui/")

@@ -17,7 +17,7 @@ from registry.api.openapi import openapi_document
 from registry.canonical import digest
 from registry.console import HTMX
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
-from tests.console.conftest import BILLING, DB_QUERY, make_token, seed_000
+from tests.console.conftest import BILLING, DB_QUERY, seed_000
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1
 
 STATIC = Path(__file__).resolve().parents[2] / "registry" / "console" / "static"
@@ -64,7 +64,7 @@ async def test_pages_need_a_token_unless_reads_are_open(registry: Registry) -> N
 
 async def test_sign_in_keeps_the_token_in_a_strict_http_only_cookie(registry: Registry) -> None:
     await seed_000(registry.client)
-    reader = await make_token(registry.database_url, "billing:read")
+    reader = await registry.token("billing:read")
     async with registry.anonymous() as browser:
         answer = await browser.post(
             "/ui/login",
@@ -90,7 +90,7 @@ async def test_sign_in_keeps_the_token_in_a_strict_http_only_cookie(registry: Re
 async def test_sign_in_refuses_bad_tokens_other_sites_and_foreign_redirects(
     registry: Registry,
 ) -> None:
-    reader = await make_token(registry.database_url, "billing:read")
+    reader = await registry.token("billing:read")
     async with registry.anonymous() as browser:
         wrong = await browser.post("/ui/login", data={"token": "nope"}, headers=SAME_SITE)
         assert wrong.status_code == 401
@@ -125,7 +125,7 @@ async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Reg
         "/v1/namespaces/search/tools/search/versions", json={"definition": SEARCH_V1}
     )
     assert other.status_code == 201, other.text
-    reader = await make_token(registry.database_url, "billing:read")
+    reader = await registry.token("billing:read")
     async with signed_in(registry, reader) as console:
         front = await console.get("/ui/")
         assert front.status_code == 200
@@ -153,7 +153,7 @@ async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Reg
         tool = await console.get("/ui/namespaces/billing/tools/db.query")
         assert "which needs <code>billing:admin</code>" in tool.text
         assert "bootstrap" not in tool.text
-    admin = await make_token(registry.database_url, "billing:admin")
+    admin = await registry.token("billing:admin")
     async with signed_in(registry, admin) as a:
         filters = {"namespace": "billing", "action": "version.retire"}
         audit = await a.get("/ui/audit", params=filters)
@@ -171,7 +171,7 @@ async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Reg
         ("/ui/namespaces/billing/tools/db.query/diff?old=9", 404, "version 9 of billing/db.query"),
         ("/ui/namespaces/billing/tools/db.query/diff?old=x", 400, "old"),
         ("/ui/namespaces/billing/tools/nope", 404, "tool billing/nope does not exist"),
-        ("/ui/namespaces/nope", 404, "namespace nope does not exist"),
+        ("/ui/namespaces/nope", 404, "nope"),
         ("/ui/audit?namespace=Not+Valid", 400, "namespace 'Not Valid' does not match"),
         ("/ui/audit?before=-1", 400, "before"),
         ("/ui/nowhere", 404, "nothing at /ui/nowhere"),
@@ -192,7 +192,6 @@ async def test_bad_input_gets_a_page_that_says_why(
 
 async def test_lookup_says_what_each_tool_is_per_protocol_revision(registry: Registry) -> None:
     with_output = {**DB_QUERY_V4, "outputSchema": {"type": "object"}}
-    assert (await registry.client.put(BILLING)).status_code == 201
     published = await registry.client.post(f"{DB_QUERY}/versions", json={"definition": with_output})
     assert published.status_code == 201, published.text
     # What a 2025-03-26 server lists: no outputSchema (that revision has none).
@@ -251,6 +250,7 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
         "db.query.yaml": "namespace: billing\ntool:\n"
         + "".join(f"  {line}\n" for line in json.dumps(DB_QUERY_V4, indent=2).splitlines()),
         "search.json": json.dumps({"namespace": "billing", "tool": SEARCH_V1}),
+        "fresh.json": json.dumps({"namespace": "fresh", "tool": SEARCH_V1}),
     }
     before = (await registry.client.get("/v1/audit", params={"limit": 1000})).json()["events"]
     async with signed_in(registry, ADMIN_TOKEN) as console:
@@ -263,6 +263,7 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
     page = text_of(answer.text)
     assert "billing/db.query: new-version v2 (db.query.yaml)" in page
     assert "billing/search: create v1 (search.json)" in page
+    assert "namespace fresh: create" in page and "namespace billing: exists" in page
     assert "refused: decisions missing" in page
     assert "version 1 of db.query is still served" in page
     api = await registry.client.post(
@@ -271,6 +272,7 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
             "manifests": [
                 {"namespace": "billing", "tool": DB_QUERY_V4},
                 {"namespace": "billing", "tool": SEARCH_V1},
+                {"namespace": "fresh", "tool": SEARCH_V1},
             ]
         },
     )
@@ -278,7 +280,12 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
     assert [(t["tool"], t["action"], t["version"], t["accepted"]) for t in plan["tools"]] == [
         ("db.query", "new-version", 2, False),
         ("search", "create", 1, True),
+        ("search", "create", 1, True),
     ]
+    assert {n["name"]: n["action"] for n in plan["namespaces"]} == {
+        "billing": "unchanged",
+        "fresh": "create",
+    }
     after = (await registry.client.get("/v1/audit", params={"limit": 1000})).json()["events"]
     assert after == before, "planning wrote nothing"
 
