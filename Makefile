@@ -9,7 +9,9 @@ LINT_PATHS := $(wildcard registry tests bench examples)
 TS_CLIENT := tests/clients/ts
 TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
 
-.PHONY: install test lint typecheck pytest test-clients serve openapi bench conformance clean
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: install test lint typecheck pytest test-clients browser serve openapi bench conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +34,22 @@ $(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 
 test-clients: $(TS_CLIENT_STAMP)
 
-pytest: $(STAMP) $(TS_CLIENT_STAMP)
+
+# The console's browser tests drive Debian's chromium (browser downloads are not possible).
+# Installed here when missing and this is root with apt-get; otherwise those tests skip.
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium (apt-get) for the console's browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      chromium fonts-dejavu-core >/dev/null) \
+	      || echo "chromium could not be installed: the browser tests will skip"; \
+	  else \
+	    echo "no $(CHROMIUM), and no apt-get as root: the browser tests will skip"; \
+	  fi; \
+	fi
+
+pytest: $(STAMP) $(TS_CLIENT_STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -52,4 +69,4 @@ conformance: $(STAMP)
 	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules test-artifacts

@@ -34,6 +34,7 @@ from registry.api.problems import ApiError
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
 from registry.api.toolset_cache import Loaded, ToolsetCache
+from registry.console import console_router, template_config
 from registry.documents import DocumentError, check_json_limits
 from registry.policy.routes import RouteFinder
 from registry.policy.toolset import build_toolset
@@ -308,7 +309,9 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             *apply.HANDLERS,
             *capabilities.HANDLERS,
             *ops.HANDLERS,
+            console_router(),
         ],
+        template_config=template_config(),
         state=State({"services": svc}),
         lifespan=[lifespan],
         before_request=_require_json,

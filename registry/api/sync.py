@@ -60,8 +60,8 @@ async def _wait_unless_gone(
     finally:
         gone.cancel()
         if not waiter.done():
-            waiter.cancel()
-    if waiter.cancelled():
+            waiter.cancel()  # takes effect later: the task is not done (nor cancelled) yet
+    if not waiter.done() or waiter.cancelled():
         raise _ClientGone
     return waiter.result()
 
