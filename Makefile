@@ -5,8 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_PATHS := $(wildcard registry tests bench examples)
+# the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
+TS_CLIENT := tests/clients/ts
+TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
 
-.PHONY: install test lint typecheck pytest serve openapi bench clean
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: install test lint typecheck pytest test-clients browser serve openapi bench conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +28,28 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+$(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
+	touch $@
+
+test-clients: $(TS_CLIENT_STAMP)
+
+
+# The console's browser tests drive Debian's chromium (browser downloads are not possible).
+# Installed here when missing and this is root with apt-get; otherwise those tests skip.
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium (apt-get) for the console's browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      chromium fonts-dejavu-core >/dev/null) \
+	      || echo "chromium could not be installed: the browser tests will skip"; \
+	  else \
+	    echo "no $(CHROMIUM), and no apt-get as root: the browser tests will skip"; \
+	  fi; \
+	fi
+
+pytest: $(STAMP) $(TS_CLIENT_STAMP) browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -38,5 +64,9 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/classify_bench.py
 
+# the MCP conformance suite against a gated server and its ungated twin (not in make test)
+conformance: $(STAMP)
+	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
+
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules test-artifacts

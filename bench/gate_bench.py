@@ -1,5 +1,7 @@
 """Gate overhead per call (decision plus validation, no handler), p50/p99 in us.
 
+Run with no logging configured, as an application embedding the SDK runs it.
+
     .venv/bin/python bench/gate_bench.py [--calls N] [--chunk N]
 
 Tools: seed 000's db.query v4 (declared current; version-less, i.e. strict;
@@ -23,8 +25,18 @@ a ratio to python-jsonschema's in the same run (validators: to bare
 python-jsonschema; Gate.check: to the python-jsonschema gate). Every call is
 timed alone with perf_counter_ns; the clock's own cost (an empty call) is
 printed, not subtracted. The load average is printed before and after.
-Targets (issue 4): seed tool declared current, Gate.check p50 <= 5 us and
-p99 <= 50 us.
+
+A second table measures inference (issue 11) on a tool with 10 older
+versions (v1..v10 retired, each naming one property differently) against the
+same current schema with no older version, interleaved: accepted calls
+(declared and version-less) on both, so the ratio shows what inference costs
+an accepted call; refused version-less calls whose arguments match v1 (all 10
+older strict validators tried, then the report v1 -> v11 and the text) or no
+version at all; seed 000's stale call (v3 inferred).
+
+Targets: seed tool declared current, Gate.check p50 <= 3 us and p99 <= 30 us;
+accepted calls on the 10-older tool cost what they cost on the bare one; a
+refused call with 10 older versions p50 <= 50 us.
 """
 
 from __future__ import annotations
@@ -42,17 +54,18 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import structlog
 from jsonschema import Draft202012Validator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from registry.sdk import Gate, Toolset, strict_schema
 from registry.sdk.validators import compile_validator
-from tests.sdk import payload, seed_000, served
+from tests.sdk import payload, retired, seed_000, served
 
-TARGET_P50_US = 5.0
-TARGET_P99_US = 50.0
+TARGET_P50_US = 3.0
+TARGET_P99_US = 30.0
+TARGET_REFUSED_P50_US = 50.0
+OLDER = 10
 
 
 def wide_tool(n: int = 200) -> dict[str, Any]:
@@ -185,6 +198,88 @@ def cases() -> list[Case]:
     ]
 
 
+def evolving(version: int) -> dict[str, Any]:
+    """Version `version` of a tool whose every version renamed its second property."""
+    return {
+        "name": "evolving",
+        "description": "A tool renamed its option at every version.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, f"option_{version}": {"type": "integer"}},
+            "required": ["query"],
+        },
+    }
+
+
+def evolving_gate(older: int) -> Gate:
+    current = older + 1
+    tool = {
+        "name": "evolving",
+        "current": current,
+        "versions": [served(evolving(current), current)],
+        "retired": [retired(evolving(v), v) for v in range(1, current)],
+    }
+    return Gate(Toolset.from_json(msgspec.json.encode(payload([tool]))))
+
+
+def inference_contenders() -> list[tuple[Contender, bool]]:
+    """(contender, expected acceptance); the first two pairs are bare/10-older."""
+    bare, rich = evolving_gate(0), evolving_gate(OLDER)
+    seed = Gate(Toolset.from_json(msgspec.json.encode(seed_000())))
+    current = f"v{OLDER + 1}"
+    ok = {"query": "q", f"option_{OLDER + 1}": 1}
+    declared = {"schemaVersion": current}
+    return [
+        (
+            Contender(
+                "accepted declared, 0 older",
+                partial(bare.check, "evolving", ok, {"schemaVersion": "v1"}),
+            ),
+            True,
+        ),
+        (
+            Contender(
+                f"accepted declared, {OLDER} older", partial(rich.check, "evolving", ok, declared)
+            ),
+            True,
+        ),
+        (
+            Contender(
+                "accepted version-less, 0 older",
+                partial(bare.check, "evolving", {"query": "q", "option_1": 1}, None),
+            ),
+            True,
+        ),
+        (
+            Contender(
+                f"accepted version-less, {OLDER} older", partial(rich.check, "evolving", ok, None)
+            ),
+            True,
+        ),
+        (
+            Contender(
+                f"refused, {OLDER} older, v1 inferred",
+                partial(rich.check, "evolving", {"query": "q", "option_1": 1}, None),
+            ),
+            False,
+        ),
+        (
+            Contender(
+                f"refused, {OLDER} older, none matches",
+                partial(rich.check, "evolving", {"query": "q", "other": 1}, None),
+            ),
+            False,
+        ),
+        (
+            Contender(
+                "refused, seed 000, v3 inferred",
+                partial(seed.check, "db.query", {"query": "q", "timeout_ms": 1}, None),
+            ),
+            False,
+        ),
+    ]
+
+
 def _load() -> str:
     try:
         one, five, fifteen = os.getloadavg()
@@ -198,8 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20000, help="timed calls per contender")
     parser.add_argument("--chunk", type=int, default=500, help="calls per interleaved chunk")
     args = parser.parse_args(argv)
-    # production level: accept decisions log at debug and are filtered out
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    # no logging configured, as an embedding application leaves it
+    assert not logging.getLogger().handlers
 
     print(f"load average before: {_load()}")
     empty = Contender("empty call", lambda: None)
@@ -246,8 +341,47 @@ def main(argv: list[str] | None = None) -> int:
         "ratios (x): to the python-jsonschema gate for Gate.check rows, to bare "
         "python-jsonschema for validator rows; same run, interleaved"
     )
+    print()
+    verdict = inference_table(args.calls, args.chunk) and verdict
     print(f"load average after: {_load()}")
     return 0 if verdict else 1
+
+
+def inference_table(calls: int, chunk: int) -> bool:
+    pairs = inference_contenders()
+    for contender, accepted in pairs:
+        decision = contender.call()
+        assert getattr(decision, "accepted", None) is accepted, contender.label
+    contenders = [c for c, _ in pairs]
+    time_interleaved(contenders, calls, chunk)
+    figures = {c.label: c.percentiles() for c in contenders}
+    header = f"{'inference: Gate.check':<44}{'p50 us':>9}{'p99 us':>9}{'p50 x':>8}{'p99 x':>8}"
+    print(header)
+    print("-" * len(header))
+    bases = [
+        contenders[0],
+        contenders[0],
+        contenders[2],
+        contenders[2],
+        contenders[3],
+        contenders[3],
+        contenders[3],
+    ]
+    for contender, base in zip(contenders, bases, strict=True):
+        p50, p99 = figures[contender.label]
+        b50, b99 = figures[base.label]
+        print(f"{contender.label:<44}{p50:>9.2f}{p99:>9.2f}{p50 / b50:>8.3f}{p99 / b99:>8.3f}")
+    print(
+        "ratios (x): accepted rows to the same call on the tool with no older "
+        "version; refused rows to the accepted version-less call on the 10-older tool"
+    )
+    refused = max(figures[c.label][0] for c in contenders[4:6])
+    met = refused <= TARGET_REFUSED_P50_US
+    print(
+        f"target for a refused call with {OLDER} older versions: p50 <= "
+        f"{TARGET_REFUSED_P50_US} us: {'met' if met else 'MISSED'} (slowest p50 {refused:.2f} us)"
+    )
+    return met
 
 
 if __name__ == "__main__":

@@ -12,14 +12,16 @@
 Environment: `REGISTRY_URL`, `REGISTRY_TOKEN`, `REGISTRY_NAMESPACE` (default
 `billing`), `REGISTRY_CACHE` (the toolset cache file; default
 `.registry-cache/<namespace>.toolset.json`), `REGISTRY_WAIT` (seconds each watch
-long-poll may be held, 1..60, default 30; also the `ttlMs` of 2026-07-28
-listings). With a registry, the server boots
+long-poll may be held, 1..60, default 30), `REGISTRY_LOG_LEVEL` (unset: logging
+is left unconfigured, as an application embedding the SDK leaves it, and only
+warnings reach stderr; `INFO` or `DEBUG`: one line per record on stderr). With a
+registry, the server boots
 from the cache when the registry is down, and a publish reaches it through the
 watcher: connected clients get `notifications/tools/list_changed`.
 
 The toy handlers answer with the arguments they received, exactly as the gate
 passed them (converted along the route for older contracts and aliases).
-Logs go to stderr: on stdio, stdout is the protocol.
+Nothing but the protocol reaches stdout: the SDK writes nothing there.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import structlog
 from mcp.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
@@ -180,15 +181,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso"),
-            structlog.processors.JSONRenderer(),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
+    level = os.environ.get("REGISTRY_LOG_LEVEL")
+    if level:
+        if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            raise SystemExit(
+                "gated_server: REGISTRY_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, "
+                f"not {level!r}"
+            )
+        logging.basicConfig(
+            stream=sys.stderr, level=level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+        )
     asyncio.run(serve(args))
 
 

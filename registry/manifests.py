@@ -69,6 +69,7 @@ from registry.compat.converters import ConverterError, parse_ops
 from registry.definitions import DefinitionError, validate_definition
 from registry.documents import DocumentError, located, parse_document, read_source
 from registry.patterns import linear_validator
+from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody
 from registry.policy.publishing import ConverterRequest, DeprecationRequest, PublishRequest
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "collect_directory",
+    "collect_sources",
     "load_directory",
     "load_manifest",
     "manifest_files",
@@ -189,6 +191,26 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
+        )
+
+    def to_body(self) -> ManifestBody:
+        """The manifest as `POST /v1/apply` takes it (`source` is the file's path)."""
+        return ManifestBody(
+            namespace=self.namespace,
+            tool=self.tool,
+            retire=list(self.retire),
+            deprecate=list(self.deprecate),
+            converters=list(self.converters),
+            aliases=[
+                AliasIntent(
+                    name=alias.name,
+                    contract=ContractIntent(
+                        tool=alias.contract.tool, version=alias.contract.version
+                    ),
+                )
+                for alias in self.aliases
+            ],
+            source=self.path,
         )
 
     def alias_bodies(self) -> list[tuple[str, dict[str, Any]]]:
@@ -446,10 +468,33 @@ def collect_directory(
             manifests.append(load_manifest(path))
         except ManifestError as exc:
             errors.append(exc)
-    errors.extend(_cross_file_errors(manifests))
+    return _checked_together(manifests, errors, [os.fspath(path) for path in paths])
+
+
+def collect_sources(
+    sources: Sequence[tuple[str, bytes]],
+) -> tuple[list[Manifest], list[ManifestError]]:
+    """`collect_directory` for files already in memory, as (name, content) pairs
+    (an upload): the same checks, the same errors."""
+    manifests: list[Manifest] = []
+    errors: list[ManifestError] = []
+    for name, raw in sources:
+        try:
+            manifests.append(_load_text(raw, name))
+        except ManifestError as exc:
+            errors.append(exc)
+    return _checked_together(manifests, errors, [name for name, _ in sources])
+
+
+def _checked_together(
+    manifests: list[Manifest], errors: list[ManifestError], names: list[str]
+) -> tuple[list[Manifest], list[ManifestError]]:
+    """The cross-file checks; the manifests without problems, and every problem sorted
+    by file (in `names` order) and line."""
+    errors = [*errors, *_cross_file_errors(manifests)]
     bad = {error.path for error in errors}
     good = [manifest for manifest in manifests if manifest.path not in bad]
-    order = {os.fspath(path): index for index, path in enumerate(paths)}
+    order = {name: index for index, name in enumerate(names)}
     errors.sort(key=lambda e: (order.get(e.path, -1), e.line or 0, e.column or 0))
     return good, errors
 

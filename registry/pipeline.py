@@ -50,10 +50,7 @@ from registry.canonical import DigestError, digest
 from registry.compat import Change, ChangeReport, ClassificationError, Severity
 from registry.manifests import Manifest, ManifestError, collect_directory
 from registry.policy.plan import (
-    AliasIntent,
     ApplyRequest,
-    ContractIntent,
-    ManifestBody,
     NamespacePlan,
     PlanAnswer,
     ToolPlan,
@@ -243,24 +240,6 @@ def _progress(answer: PlanAnswer, err: TextIO) -> None:
 # -- the registry -----------------------------------------------------------------------------
 
 
-def _body(manifest: Manifest) -> ManifestBody:
-    return ManifestBody(
-        namespace=manifest.namespace,
-        tool=manifest.tool,
-        retire=list(manifest.retire),
-        deprecate=list(manifest.deprecate),
-        converters=list(manifest.converters),
-        aliases=[
-            AliasIntent(
-                name=alias.name,
-                contract=ContractIntent(tool=alias.contract.tool, version=alias.contract.version),
-            )
-            for alias in manifest.aliases
-        ],
-        source=manifest.path,
-    )
-
-
 class _Client:
     def __init__(self, url: str, token: str | None, timeout: float) -> None:
         self.url = url
@@ -274,7 +253,7 @@ class _Client:
         headers = {"Accept": "application/json, application/problem+json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        body = msgspec.json.encode(ApplyRequest(manifests=[_body(m) for m in manifests]))
+        body = msgspec.json.encode(ApplyRequest(manifests=[m.to_body() for m in manifests]))
         headers["Content-Type"] = "application/json"
         try:
             with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
@@ -525,7 +504,7 @@ def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
         try:
             _unverifiable_converters(manifest, saved)
             plans.append(
-                plan_tool(saved.state, _body(manifest), manifest.digest, saved.finder, aliases)
+                plan_tool(saved.state, manifest.to_body(), manifest.digest, saved.finder, aliases)
             )
         except PolicyError as exc:
             pointer = exc.pointer or "/tool"

@@ -19,8 +19,8 @@ import pytest
 from registry.cli import main
 from registry.manifests import ManifestError, load_manifest
 from registry.policy.capabilities import CapabilityError, parse_initialize
-from registry.policy.verify import VerifyError, fields_of
 from registry.sdk import Toolset
+from registry.sdk.revisions import RevisionError, revision_of
 
 BAD_NAMESPACES = ["billing\n", "billing\x00", "bill\u0456ng"]
 BAD_REVISIONS = ["2025-06-18\n", "2025-06-18\x00", "2025-06-1\uff18"]
@@ -90,8 +90,8 @@ def test_the_store_checks_names_whole(namespace: str) -> None:
 
 @pytest.mark.parametrize("revision", BAD_REVISIONS)
 def test_a_protocol_revision_is_matched_whole(revision: str) -> None:
-    with pytest.raises(VerifyError, match="is not a revision date"):
-        fields_of(revision)
+    with pytest.raises(RevisionError, match="is not a revision date"):
+        revision_of(revision)
     captured = {"protocolVersion": revision, "capabilities": {}, "serverInfo": {"name": "s"}}
     with pytest.raises(CapabilityError, match="is not a revision date"):
         parse_initialize(captured)

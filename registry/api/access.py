@@ -17,9 +17,13 @@ for a valid token and the handler checks the scopes once it has parsed them.
     metrics  open, or the metrics token when `Settings.metrics_token` is set
     open     anyone
 
-Every route handler of the registry has an entry: `require_coverage` fails the
-app's construction otherwise, so a new route cannot be served unguarded.
-Litestar's own handlers (the OpenAPI schema routes) are open.
+Every route handler of the API (`registry.api.*`) has an entry:
+`require_coverage` fails the app's construction otherwise, so a new route
+cannot be served unguarded. Litestar's own handlers (the OpenAPI schema
+routes) are open, and so, at this level, are the console's pages under
+`/ui/` (`registry.console`): they never write, and each one asks the API's
+`principal()` itself, after its own hook has turned the sign-in cookie into
+the bearer token (this guard runs before that hook, so it cannot).
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ _SCOPED: Final[dict[str, Action]] = {"publish": "publish", "admin": "admin"}
 
 
 def _ours(handler: BaseRouteHandler) -> bool:
-    return str(getattr(handler.fn, "__module__", "")).startswith("registry.")
+    return str(getattr(handler.fn, "__module__", "")).startswith("registry.api.")
 
 
 def require_coverage(handlers: Iterable[BaseRouteHandler]) -> None:

@@ -39,6 +39,7 @@ from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
 from registry.api.toolset_cache import Loaded, ToolsetCache
+from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
 from registry.policy.routes import RouteFinder
 from registry.policy.toolset import build_toolset
@@ -246,7 +247,8 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     ]
     require_coverage(handlers)
     return Litestar(
-        route_handlers=handlers,
+        route_handlers=[*handlers, console_router()],
+        template_config=template_config(),
         state=State({"services": svc}),
         # before the body, the parameters and the hook below, in this order
         guards=[authorize, exact_names],

@@ -33,7 +33,7 @@ from registry.api.wire import DigestAnswer, DigestMatch
 from registry.canonical import canonical_json
 from registry.store import Version, repository
 
-__all__ = ["HANDLERS"]
+__all__ = ["HANDLERS", "digest_answer"]
 
 IMMUTABLE = "max-age=31536000, immutable"
 REVALIDATE = "no-cache"
@@ -47,6 +47,19 @@ async def _visible(request: Request[Any, Any, Any], digest: str) -> list[Version
     if not visible:
         raise ApiError("not-found", f"no registered version has digest {digest}")
     return visible
+
+
+async def digest_answer(request: Request[Any, Any, Any], digest: str) -> DigestAnswer:
+    """What `GET /v1/digests/{digest}` answers (the console's lookup page shows it too)."""
+    visible = await _visible(request, digest)
+    return DigestAnswer(
+        digest=digest,
+        definition_url=_definition_path(digest),
+        matches=[
+            DigestMatch(v.namespace, v.tool, v.version, v.state, v.created_at, v.sunset)
+            for v in visible
+        ],
+    )
 
 
 def _definition_path(digest: str) -> str:
@@ -68,16 +81,7 @@ def _definition_path(digest: str) -> str:
     },
 )
 async def lookup_digest(request: Request[Any, Any, Any], digest: DigestText) -> Response[Any]:
-    visible = await _visible(request, digest)
-    answer = DigestAnswer(
-        digest=digest,
-        definition_url=_definition_path(digest),
-        matches=[
-            DigestMatch(v.namespace, v.tool, v.version, v.state, v.created_at, v.sunset)
-            for v in visible
-        ],
-    )
-    body = msgspec.json.encode(answer)
+    body = msgspec.json.encode(await digest_answer(request, digest))
     etag = "sha256:" + hashlib.sha256(body).hexdigest()
     headers = {
         "ETag": f'"{etag}"',

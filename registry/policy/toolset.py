@@ -102,8 +102,10 @@ def build_toolset(
                 "name": tool,
                 "current": current,
                 "versions": entries,
+                # definitions included: a gate names the retired contract a
+                # version-less call still speaks (inferredVersion)
                 "retired": [
-                    {"version": v.version, "digest": v.digest}
+                    {"version": v.version, "digest": v.digest, "definition": v.definition}
                     for v in history
                     if v.state == "retired"
                 ],

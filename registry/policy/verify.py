@@ -4,7 +4,9 @@ A `tools/list` result is matched tool by tool: its canonical digest against
 every stored version of the tool of that name. The protocol revision the list
 came from decides which fields take part: a server speaking 2025-03-26 cannot
 list `outputSchema` or `title`, so stored definitions are compared without the
-fields that revision does not have.
+fields that revision does not have. Both sides go through the projection a
+gated server lists with (`registry.sdk.revisions.project_tool`), so what a
+gated server lists on a revision verifies on that revision.
 
     verify_listing(tools, "2025-06-18", versions_by_tool)
     # [ToolVerdict(name="db.query", status="current", version=4, ...), ...]
@@ -12,7 +14,6 @@ fields that revision does not have.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,30 +21,9 @@ import msgspec
 
 from registry.canonical import DigestError, digest
 from registry.policy.routes import VersionLike
+from registry.sdk.revisions import RevisionError, project_tool, revision_of
 
-__all__ = [
-    "REVISIONS",
-    "ToolVerdict",
-    "VerifyError",
-    "fields_of",
-    "verify_listing",
-]
-
-# The Tool fields each protocol revision added (the digest never counts `_meta`).
-REVISIONS: dict[str, frozenset[str]] = {
-    "2024-11-05": frozenset({"name", "description", "inputSchema"}),
-    "2025-03-26": frozenset({"name", "description", "inputSchema", "annotations"}),
-    "2025-06-18": frozenset(
-        {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
-    ),
-    "2025-11-25": frozenset(
-        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"}
-    ),
-    "2026-07-28": frozenset(
-        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons"}
-    ),
-}
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+__all__ = ["ToolVerdict", "VerifyError", "verify_listing"]
 
 Status = Literal["current", "served", "retired", "unknown"]
 
@@ -61,43 +41,34 @@ class ToolVerdict(msgspec.Struct, frozen=True, kw_only=True):
     message: str
 
 
-def fields_of(revision: str) -> frozenset[str]:
-    """The Tool fields of a revision; a newer, unknown date uses the newest known one."""
-    if not _DATE.fullmatch(revision):
-        raise VerifyError(f"protocolVersion {revision!r} is not a revision date (YYYY-MM-DD)")
-    known = [r for r in sorted(REVISIONS) if r <= revision]
-    if not known:
-        raise VerifyError(
-            f"protocolVersion {revision} predates MCP tools (first revision: {min(REVISIONS)})"
-        )
-    return REVISIONS[known[-1]]
-
-
-def _projected(definition: Mapping[str, Any], fields: frozenset[str]) -> dict[str, Any]:
-    return {k: v for k, v in definition.items() if k in fields}
-
-
 def verify_listing(
     tools: Sequence[Any],
     revision: str,
     versions_by_tool: Mapping[str, Sequence[VersionLike]],
 ) -> list[ToolVerdict]:
     """One verdict per listed tool, in the listing's order."""
-    fields = fields_of(revision)
+    try:
+        revision = revision_of(revision)
+    except RevisionError as exc:
+        raise VerifyError(str(exc)) from exc
     verdicts = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
             raise VerifyError(f"/tools/{index}: a tool is an object with a string name")
         name = tool["name"]
         try:
-            listed = digest(_projected(tool, fields))
+            listed = digest(project_tool(tool, revision))
         except DigestError as exc:
             raise VerifyError(f"/tools/{index}: {exc}") from exc
         history = versions_by_tool.get(name, [])
         served = [v for v in history if v.state != "retired"]
         current = served[-1].version if served else None
         match = next(
-            (v for v in reversed(history) if digest(_projected(v.definition, fields)) == listed),
+            (
+                v
+                for v in reversed(history)
+                if digest(project_tool(v.definition, revision)) == listed
+            ),
             None,
         )
         if match is None:

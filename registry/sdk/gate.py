@@ -4,6 +4,9 @@
     decision = gate.check("db.query", arguments, meta)
     if decision.accepted:
         handler(decision.tool, decision.arguments)   # exactly these arguments
+    elif decision.error.model_text is not None and revision >= "2025-11-25":
+        reply_result(is_error=True, text=decision.error.model_text,
+                     structured=structured_content(decision.error))
     else:
         reply_error(decision.error.code, decision.error.message, decision.error.data)
 
@@ -11,54 +14,111 @@
 default, never drops or coerces a value; accepted arguments are the caller's
 own object (declared current or nothing declared) or the converter's output.
 
-Error codes (JSON-RPC):
+Decision table (the branches in the order `check` takes them). "declared" is
+`_meta.schemaVersion` ("v4", 4 or "4") and/or `_meta.schemaHash` (a digest); a
+call through an alias declares the alias's contract. Versions in `data` are in
+wire form ("v4"). Surface: `rpc` = a JSON-RPC error on every revision; `arg` =
+a refusal of the arguments themselves, a JSON-RPC error before 2025-11-25 and
+an `isError` tool result (text `model_text`, `structuredContent` from
+registry/sdk/refusals.py) from 2025-11-25 on (adapters: `refusals="auto"`).
 
-| code | reason | when | action |
-|---|---|---|---|
-| -31001 | schema_version_retired | declared version retired | relist |
-| -31002 | schema_version_unknown | declared never served / unreadable / conflicting | - |
-| -31003 | strict_validation_failed | nothing declared, strict validation fails | relist |
-| -31004 | schema_version_mismatch | alias without a route | - |
-| -31004 | schema_version_mismatch | converted arguments invalid under current | relist |
-| -32602 | invalid_arguments | invalid under the declared version (caller's contract) | - |
-| -32602 | conversion_rejected | a converter's `reject` operation refused a value | - |
-| -32602 | unknown_tool | neither a tool nor an alias | - |
+Row: inputs -> decision, code reason, `data` beyond reason/tool/declaredVersion/
+currentVersion/retired, action, surface. tests/golden/gate_decisions.json holds
+these rows as language-neutral cases (every SDK runs them); docs/gate.md says
+why the surfaces, the relist rule and the listing TTL are what they are.
 
-`action: "relist"` is set only where re-listing and retrying once can succeed:
-a retired version (the new listing carries the current contract), a version-less
-call (the listing carries the version to declare) and a broken conversion (the
-caller can speak current directly). A version never served is refused hard
-(seed 000: forward-dated or forged). Invalid arguments under a contract the
-server still serves and rejected values are the call's fault, not the version's:
-the protocol's -32602, with structured data naming the version and the path.
+ 1. name neither a tool nor an alias -> refuse, -32602 unknown_tool,
+    data {reason, tool} only, no action, rpc.
+ 2. alias; the call declares something other than its contract -> refuse,
+    -31002 schema_version_unknown, + target, contractVersion; no action; rpc.
+ 3. alias; no route from its contract to current -> refuse,
+    -31004 schema_version_mismatch, + target, contractVersion; no action; rpc.
+ 4. alias; arguments invalid under the contract -> refuse, -32602
+    invalid_arguments, + target, contractVersion, errors, inputSchema (the
+    contract's); no action; arg.
+ 5. alias; a converter's `reject` refuses a value -> refuse, -32602
+    conversion_rejected, + path, value, detail; no action; arg.
+ 6. alias; converted arguments invalid under current (a broken converter) ->
+    refuse, -31004 schema_version_mismatch, + errors; relist; rpc.
+ 7. alias; otherwise -> accept, arguments converted along the route.
+ 8. declared unreadable, a hash never served, or version and hash disagreeing
+    -> refuse, -31002 schema_version_unknown, + detail (declaredHash); no
+    action; rpc.
+ 9. declared retired -> refuse, -31001 schema_version_retired, + changes
+    (declared -> current), inputSchema (current's); relist; rpc.
+10. declared never served -> refuse, -31002 schema_version_unknown, + detail;
+    no action; rpc.
+11. declared served; arguments invalid under it -> refuse, -32602
+    invalid_arguments, + errors, inputSchema (the declared version's); no
+    action; arg.
+12. declared current; valid -> accept, the caller's own object.
+13. declared older served; a converter's `reject` refuses a value -> refuse,
+    -32602 conversion_rejected, + path, value, detail; no action; arg.
+14. declared older served; converted invalid under current -> refuse, -31004
+    schema_version_mismatch, + errors; relist; rpc.
+15. declared older served; otherwise -> accept, arguments converted.
+16. nothing declared; the strict form of current accepts -> accept, the
+    caller's own object.
+17. nothing declared; strict current refuses; the strict form of an older
+    version (served or retired) accepts -> refuse, -31003
+    strict_validation_failed, + errors, inferredVersion (the newest such),
+    changes (inferred -> current), inputSchema (current's); relist; arg.
+18. nothing declared; strict current refuses; no version accepts -> refuse,
+    -31003 strict_validation_failed, + errors, inferredVersion null, changes
+    [], inputSchema (current's); no action; arg.
+
+`action: "relist"` is set only where a fresh listing tells the caller something
+new: an older version was inferred (17), the declared version is retired (9),
+or a converter is broken, so the caller must speak current (6, 14). Never
+where re-listing shows the contract the call was just refused under (18: v4
+listed with `additionalProperties: true`, a version-less call with one extra
+property is refused naming the property as not part of v4, with no relist; 11:
+the caller's own contract). A version never served is refused hard (seed 000:
+forward-dated or forged).
+
+Inference (17, 18) only explains a refusal: it never accepts or converts a
+call (seed 000: a version-less call is never coerced). The strict validators
+of the older versions are compiled on the first refusal that needs them and
+kept for the toolset's life; an accepted call never reaches them. Refusals that
+a retry can fix carry the contract to retry under (`inputSchema`, `changes`),
+so a client whose listing is cached (2026-07-28 `ttlMs`) needs no re-list.
 
 Validation runs on jsonschema-rs where registry/sdk/validators.py shows it
 agrees with python-jsonschema (decided per schema when the gate compiles), on
 python-jsonschema elsewhere; refusals are always explained by python-jsonschema.
-The accepted call with a declared version formats no log line unless debug
-logging is enabled, and reads only precomputed tables.
+No log line is formatted for an accepted call unless the application enables
+the level (DEBUG for declared calls, INFO for version-less ones) on the
+`registry.sdk.gate` logger.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
-import structlog
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from jsonschema.validators import validator_for
 
-from registry.canonical import canonical_json, digest
 from registry.compat import ConversionRejected, Op, apply
-from registry.patterns import linear_validator
-from registry.sdk.toolset import AliasEntry, RouteStep, ToolEntry, Toolset, ToolsetError
-from registry.sdk.validators import SchemaValidator, compile_validator
+from registry.sdk._compiled import (
+    CompiledAlias,
+    CompiledTool,
+    Served,
+    compile_toolset,
+    error_details,
+    validation_failure,
+    wire,
+)
+from registry.sdk._logging import get_logger
+from registry.sdk.refusals import (
+    conversion_rejected_text,
+    invalid_arguments_text,
+    problems,
+    versionless_text,
+)
+from registry.sdk.strict import strict_schema
+from registry.sdk.toolset import Toolset
 
 __all__ = [
     "CONVERSION_REJECTED",
@@ -81,27 +141,25 @@ SCHEMA_VERSION_MISMATCH = -31004
 INVALID_PARAMS = -32602
 CONVERSION_REJECTED = INVALID_PARAMS
 
-_MAX_ERRORS = 10
 _VERSION = re.compile(r"^v?(0|[1-9][0-9]*)\Z")
-_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
-_IN_PLACE_ONE = ("then", "else")
-_UNEVALUATED_DIALECTS = (
-    "https://json-schema.org/draft/2020-12/",
-    "https://json-schema.org/draft/2019-09/",
-)
-
 _DEBUG = logging.DEBUG
 _INFO = logging.INFO
 
-_log = structlog.get_logger("registry.sdk.gate")
+_log = get_logger("registry.sdk.gate")
 
 
 class GateError(msgspec.Struct, frozen=True):
-    """A JSON-RPC error object: send `code`, `message` and `data` as they are."""
+    """A refusal: send `code`, `message` and `data` as a JSON-RPC error as they are.
+
+    `model_text` is set on refusals of the arguments themselves (rows 4, 5, 11,
+    13, 17, 18 of the table): the refusal written for the model, which from
+    2025-11-25 on is answered as an `isError` tool result instead.
+    """
 
     code: int
     message: str
     data: dict[str, Any]
+    model_text: str | None = None
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -138,228 +196,6 @@ OnDecision = Callable[[Decision, Declared], None]
 _NOTHING = Declared()
 
 
-# ---------------------------------------------------------------- strict schemas
-
-
-def strict_schema(schema: Any) -> Any:
-    """A copy of `schema` in which every object schema whose
-    `additionalProperties` is absent or true is closed; an object whose
-    `additionalProperties` is a schema is a map and keeps its keys.
-
-    An object schema composed with `allOf`/`anyOf`/`oneOf`/`then`/`else`
-    (properties spread over branches) is closed once with
-    `unevaluatedProperties: false` where the dialect has it, so that the
-    branches' properties still count. `not` and `if` are left alone: closing
-    inside them would make the schema more lenient, or change the branch taken.
-    """
-    result = copy.deepcopy(schema)
-    dialect = result.get("$schema", "") if isinstance(result, dict) else ""
-    unevaluated = not dialect or str(dialect).startswith(_UNEVALUATED_DIALECTS)
-    _close(result, unevaluated, in_place=False)
-    return result
-
-
-def _objectish(node: dict[str, Any]) -> bool:
-    kind = node.get("type")
-    if kind is not None:
-        return kind == "object" or (isinstance(kind, list) and "object" in kind)
-    return any(k in node for k in ("properties", "patternProperties", "additionalProperties"))
-
-
-def _branches(node: dict[str, Any]) -> list[Any]:
-    found: list[Any] = []
-    for key in _IN_PLACE_LISTS:
-        if isinstance(node.get(key), list):
-            found.extend(node[key])
-    found.extend(node[key] for key in _IN_PLACE_ONE if key in node)
-    return found
-
-
-def _has_object_branch(node: dict[str, Any]) -> bool:
-    return any(
-        isinstance(b, dict) and (_objectish(b) or _has_object_branch(b)) for b in _branches(node)
-    )
-
-
-def _close(node: Any, unevaluated: bool, *, in_place: bool) -> None:
-    if not isinstance(node, dict):
-        return
-    composed = unevaluated and _has_object_branch(node)
-    additional = node.get("additionalProperties", True)
-    if in_place or composed:
-        # closed by the enclosing unevaluatedProperties: an explicit `true`
-        # would mark every property evaluated and open it again
-        if additional is True:
-            node.pop("additionalProperties", None)
-        if composed and not in_place and node.get("unevaluatedProperties", True) is True:
-            node["unevaluatedProperties"] = False
-    elif _objectish(node) and additional is True:
-        node["additionalProperties"] = False
-    for branch in _branches(node):
-        _close(branch, unevaluated, in_place=composed or in_place)
-    for key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-        children = node.get(key)
-        if isinstance(children, dict):
-            for child in children.values():
-                _close(child, unevaluated, in_place=key == "dependentSchemas" and composed)
-    for key in ("items", "additionalItems", "unevaluatedItems"):
-        child = node.get(key)
-        if isinstance(child, list):
-            for item in child:
-                _close(item, unevaluated, in_place=False)
-        else:
-            _close(child, unevaluated, in_place=False)
-    if isinstance(node.get("prefixItems"), list):
-        for item in node["prefixItems"]:
-            _close(item, unevaluated, in_place=False)
-    if isinstance(node.get("additionalProperties"), dict):
-        _close(node["additionalProperties"], unevaluated, in_place=False)
-
-
-# ---------------------------------------------------------------- compiled toolset
-
-
-@dataclass(frozen=True, slots=True)
-class _Served:
-    version: int
-    validator: SchemaValidator
-    ops: tuple[Op, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Tool:
-    name: str
-    current: _Served
-    served: Mapping[int, _Served]
-    strict: SchemaValidator
-    digests: Mapping[str, int]
-    retired: frozenset[int]
-    retired_list: tuple[int, ...]
-    # "v4" and "4" for every version served or retired: the common spellings
-    # skip the regex; any other string still goes through _read_version
-    spellings: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class _Alias:
-    name: str
-    target: _Tool
-    contract_version: int
-    contract_digest: str
-    validator: SchemaValidator
-    ops: tuple[Op, ...] | None
-
-
-def _flatten(route: Iterable[RouteStep]) -> tuple[Op, ...]:
-    return tuple(op for step in route for op in step.ops)
-
-
-class _Compiler:
-    """Builds validators once, sharing one per distinct schema."""
-
-    def __init__(self, *, fast: bool = True) -> None:
-        self._fast = fast
-        self._cache: dict[bytes, SchemaValidator] = {}
-
-    def validator(self, schema: Any, where: str) -> SchemaValidator:
-        key = canonical_json(schema)
-        found = self._cache.get(key)
-        if found is None:
-            cls = validator_for(schema, default=Draft202012Validator)
-            try:
-                cls.check_schema(schema)
-            except SchemaError as exc:
-                raise ToolsetError(f"{where}: inputSchema is not a valid schema: {exc}") from exc
-            # no format_checker: `format` is an annotation, as the dialect's default
-            # `pattern` runs on RE2: linear time whatever the pattern and the value.
-            found = compile_validator(schema, linear_validator(cls)(schema), fast=self._fast)
-            self._cache[key] = found
-        return found
-
-
-def _input_schema(definition: Mapping[str, Any]) -> Any:
-    return definition.get("inputSchema", {"type": "object"})
-
-
-def _compile_tool(entry: ToolEntry, compiler: _Compiler) -> _Tool:
-    served = {
-        v.version: _Served(
-            v.version,
-            compiler.validator(_input_schema(v.definition), f"{entry.name} v{v.version}"),
-            _flatten(v.route),
-        )
-        for v in entry.versions
-    }
-    current = served[entry.current]
-    strict = compiler.validator(
-        strict_schema(_input_schema(entry.current_version.definition)),
-        f"{entry.name} v{entry.current} (strict)",
-    )
-    digests = {v.digest: v.version for v in entry.versions}
-    digests.update({r.digest: r.version for r in entry.retired})
-    retired = tuple(sorted(r.version for r in entry.retired))
-    spellings = {
-        spelled: version
-        for version in (*served, *retired)
-        for spelled in (f"v{version}", str(version))
-    }
-    return _Tool(
-        entry.name, current, served, strict, digests, frozenset(retired), retired, spellings
-    )
-
-
-def _compile_alias(entry: AliasEntry, target: _Tool, compiler: _Compiler) -> _Alias:
-    return _Alias(
-        name=entry.name,
-        target=target,
-        contract_version=entry.contract.version,
-        contract_digest=digest(entry.definition),
-        validator=compiler.validator(_input_schema(entry.definition), f"alias {entry.name}"),
-        ops=None if entry.route is None else _flatten(entry.route),
-    )
-
-
-# ---------------------------------------------------------------- validation detail
-
-
-def _pointer(parts: Iterable[Any]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def _detail(error: ValidationError) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "path": _pointer(error.absolute_path),
-        "keyword": error.validator,
-        "message": error.message,
-        "schemaPath": _pointer(error.absolute_schema_path),
-    }
-    schema, instance = error.schema, error.instance
-    if (
-        error.validator == "additionalProperties"
-        and isinstance(schema, dict)
-        and isinstance(instance, dict)
-    ):
-        known = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        out["unexpected"] = sorted(
-            key
-            for key in instance
-            if key not in known and not any(re.search(p, key) for p in patterns)
-        )
-    return out
-
-
-def _validation_failure(
-    validator: SchemaValidator, instance: Any
-) -> tuple[str, list[dict[str, Any]]]:
-    if not isinstance(instance, dict):
-        return "arguments must be an object", []
-    errors = list(validator.iter_errors(instance))
-    best = best_match(errors)
-    located = f" at {_pointer(best.absolute_path)}" if best.absolute_path else ""
-    return f"{best.message}{located}", [_detail(e) for e in errors[:_MAX_ERRORS]]
-
-
 def _read_version(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -372,18 +208,22 @@ def _read_version(value: Any) -> int | None:
     return None
 
 
-# ---------------------------------------------------------------- the gate
+def _shown(value: Any) -> Any:
+    """A declared version for `data`: wire form when it reads as one, else as sent."""
+    version = _read_version(value)
+    return wire(version) if version is not None else value
 
 
 class Gate:
     """Gates `tools/call` requests against one toolset snapshot.
 
-    Every validator (declared versions, current, the strict form of current,
-    alias contracts) is compiled here, once; `check` only looks them up. A
-    toolset swap builds a new Gate; a call in flight finishes on the old one.
+    Every validator accepted calls need (declared versions, current, the strict
+    form of current, alias contracts) is compiled here, once; `check` only
+    looks them up. A toolset swap builds a new Gate; a call in flight finishes
+    on the old one.
     """
 
-    __slots__ = ("_aliases", "_enabled", "_log", "_on_decision", "_tools", "toolset")
+    __slots__ = ("_aliases", "_logger", "_on_decision", "_tools", "toolset")
 
     def __init__(
         self,
@@ -395,16 +235,9 @@ class Gate:
         """`fast_validation=False` validates with python-jsonschema alone (see validators.py)."""
         self.toolset = toolset
         self._on_decision = on_decision
-        # resolved once: structlog's lazy proxy would rebuild the logger on every call
-        self._log: Any = _log.bind()
-        # asked per call (a stdlib logger's level may change at run time); a
-        # wrapper class without the method logs everything, as before
-        self._enabled: Callable[[int], bool] = getattr(self._log, "is_enabled_for", _always_enabled)
-        compiler = _Compiler(fast=fast_validation)
-        self._tools = {t.name: _compile_tool(t, compiler) for t in toolset.tools}
-        self._aliases = {
-            a.name: _compile_alias(a, self._tools[a.target], compiler) for a in toolset.aliases
-        }
+        # the standard library logger: its level is asked per call, before any formatting
+        self._logger = logging.getLogger("registry.sdk.gate")
+        self._tools, self._aliases = compile_toolset(toolset, fast=fast_validation)
 
     def check(self, name: str, arguments: Any, meta: Mapping[str, Any] | None = None) -> Decision:
         """Decide one call: `arguments` and `meta` exactly as they came on the wire."""
@@ -464,19 +297,23 @@ class Gate:
     # ------------------------------------------------------------ branches
 
     def _check_declared(
-        self, tool: _Tool, version: int, arguments: Any, declared: Declared
+        self, tool: CompiledTool, version: int, arguments: Any, declared: Declared
     ) -> Decision:
         current = tool.current.version
         if version in tool.retired:
+            data = _version_data(tool, version, relist=True)
+            changes = tool.changes_to_current(version) if version in tool.definitions else []
+            data.update(changes=changes, inputSchema=tool.schema(current))
             return self._finish(
                 _refuse(
                     tool.name,
                     current,
                     SCHEMA_VERSION_RETIRED,
                     f"{tool.name} v{version} is retired; the current version is v{current}. "
-                    "Re-issue tools/list and retry once.",
+                    f'Call again declaring schemaVersion "v{current}" with arguments valid '
+                    "under data.inputSchema (a fresh tools/list shows the same contract).",
                     "schema_version_retired",
-                    _version_data(tool, version, relist=True),
+                    data,
                 ),
                 declared,
                 current,
@@ -485,11 +322,11 @@ class Gate:
         if served is None:
             return self._unknown(tool, declared, f"{tool.name} v{version} was never served")
         if not isinstance(arguments, dict) or not served.validator.is_valid(arguments):
-            return self._invalid(tool, served, arguments, declared, version)
+            return self._invalid(tool, served, arguments, declared, version, None)
         if version == current:
             decision = Decision(True, tool.name, current, arguments)
-            if self._enabled(_DEBUG):
-                self._log.debug(
+            if self._logger.isEnabledFor(_DEBUG):
+                _log.debug(
                     "gate.decision",
                     tool=tool.name,
                     declared=version,
@@ -500,32 +337,52 @@ class Gate:
             if self._on_decision is not None:
                 self._notify(decision, declared)
             return decision
-        return self._convert(tool, served.ops, arguments, declared, version)
+        return self._convert(tool, served.ops, arguments, declared, version, None)
 
-    def _check_undeclared(self, tool: _Tool, arguments: Any) -> Decision:
+    def _check_undeclared(self, tool: CompiledTool, arguments: Any) -> Decision:
         current = tool.current.version
-        if isinstance(arguments, dict) and tool.strict.is_valid(arguments):
+        errors = error_details(tool.strict, arguments)
+        if not errors:
             return self._finish(Decision(True, tool.name, current, arguments), _NOTHING, current)
-        message, errors = _validation_failure(tool.strict, arguments)
-        data = _version_data(tool, None, relist=True)
-        data["errors"] = errors
+        inferred = tool.infer(arguments)
+        changes = tool.changes_to_current(inferred) if inferred is not None else []
+        data = _version_data(tool, None, relist=inferred is not None)
+        data.update(
+            errors=errors,
+            inferredVersion=wire(inferred) if inferred is not None else None,
+            changes=changes,
+            inputSchema=tool.schema(current),
+        )
+        lines = problems(tool.name, current, errors)
+        wrong = lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else "")
+        if inferred is None:
+            message = (
+                f"{tool.name}: the call declares no schemaVersion and fails strict "
+                f"validation against v{current}: {wrong}"
+            )
+        else:
+            state = "retired" if inferred in tool.retired else "still served"
+            message = (
+                f"{tool.name}: the call declares no schemaVersion and its arguments match "
+                f"v{inferred} ({state}), not the current v{current}: {wrong}. Re-issue "
+                f"tools/list, or retry once with arguments valid under data.inputSchema."
+            )
         return self._finish(
             _refuse(
                 tool.name,
                 current,
                 STRICT_VALIDATION_FAILED,
-                f"{tool.name}: the call declares no schemaVersion and fails strict validation "
-                f"against v{current}: {message}. Re-issue tools/list, then call again "
-                "declaring _meta.schemaVersion.",
+                message,
                 "strict_validation_failed",
                 data,
+                versionless_text(tool, errors, inferred, changes),
             ),
             _NOTHING,
             current,
         )
 
     def _check_alias(
-        self, alias: _Alias, arguments: Any, meta: Mapping[str, Any] | None
+        self, alias: CompiledAlias, arguments: Any, meta: Mapping[str, Any] | None
     ) -> Decision:
         tool = alias.target
         current = tool.current.version
@@ -537,8 +394,7 @@ class Gate:
         if (
             schema_version is not None and _read_version(schema_version) != alias.contract_version
         ) or (schema_hash is not None and schema_hash != alias.contract_digest):
-            data = _version_data(tool, schema_version or schema_hash, relist=False)
-            data.update(tool=alias.name, target=tool.name, contractVersion=alias.contract_version)
+            data = _alias_data(alias, schema_version if schema_version is not None else schema_hash)
             return self._finish(
                 _refuse(
                     tool.name,
@@ -553,8 +409,6 @@ class Gate:
                 current,
             )
         if alias.ops is None:
-            data = _version_data(tool, alias.contract_version, relist=False)
-            data.update(tool=alias.name, target=tool.name, contractVersion=alias.contract_version)
             return self._finish(
                 _refuse(
                     tool.name,
@@ -564,29 +418,33 @@ class Gate:
                     f"converter leads from it to the current v{current}; the call is refused "
                     "rather than run under a contract the caller did not choose.",
                     "schema_version_mismatch",
-                    data,
+                    _alias_data(alias, alias.contract_version),
                 ),
                 declared,
                 current,
             )
         if not isinstance(arguments, dict) or not alias.validator.is_valid(arguments):
-            served = _Served(alias.contract_version, alias.validator, alias.ops)
-            return self._invalid(tool, served, arguments, declared, alias.contract_version)
-        return self._convert(tool, alias.ops, arguments, declared, alias.contract_version)
+            served = Served(alias.contract_version, alias.validator, alias.ops)
+            return self._invalid(tool, served, arguments, declared, alias.contract_version, alias)
+        return self._convert(
+            tool, alias.ops, arguments, declared, alias.contract_version, alias.name
+        )
 
     def _convert(
         self,
-        tool: _Tool,
+        tool: CompiledTool,
         ops: tuple[Op, ...],
         arguments: dict[str, Any],
         declared: Declared,
         version: int,
+        alias: str | None,
     ) -> Decision:
         current = tool.current.version
         try:
             converted = apply(list(ops), arguments)
         except ConversionRejected as exc:
             data = _version_data(tool, version, relist=False)
+            _name_alias(data, tool, alias, version)
             data.update(path=exc.path, value=exc.value, detail=exc.message)
             return self._finish(
                 _refuse(
@@ -597,17 +455,19 @@ class Gate:
                     f"is refused: {exc.message}",
                     "conversion_rejected",
                     data,
+                    conversion_rejected_text(
+                        tool, version, exc.path, exc.value, exc.message, alias=alias
+                    ),
                 ),
                 declared,
                 current,
             )
         if not tool.current.validator.is_valid(converted):
-            message, errors = _validation_failure(tool.current.validator, converted)
+            message, errors = validation_failure(tool.current.validator, converted)
             data = _version_data(tool, version, relist=True)
+            _name_alias(data, tool, alias, version)
             data["errors"] = errors
-            self._log.error(
-                "gate.converter_broken", tool=tool.name, declared=version, current=current
-            )
+            _log.error("gate.converter_broken", tool=tool.name, declared=version, current=current)
             return self._finish(
                 _refuse(
                     tool.name,
@@ -624,12 +484,22 @@ class Gate:
         return self._finish(Decision(True, tool.name, current, converted), declared, current)
 
     def _invalid(
-        self, tool: _Tool, served: _Served, arguments: Any, declared: Declared, version: int
+        self,
+        tool: CompiledTool,
+        served: Served,
+        arguments: Any,
+        declared: Declared,
+        version: int,
+        alias: CompiledAlias | None,
     ) -> Decision:
         current = tool.current.version
-        message, errors = _validation_failure(served.validator, arguments)
+        message, errors = validation_failure(served.validator, arguments)
         data = _version_data(tool, version, relist=False)
-        data["errors"] = errors
+        _name_alias(data, tool, alias.name if alias is not None else None, version)
+        data.update(
+            errors=errors,
+            inputSchema=alias.schema if alias is not None else tool.schema(version),
+        )
         return self._finish(
             _refuse(
                 tool.name,
@@ -638,12 +508,15 @@ class Gate:
                 f"Invalid arguments for {tool.name} v{version}: {message}",
                 "invalid_arguments",
                 data,
+                invalid_arguments_text(
+                    tool, version, errors, alias=alias.name if alias is not None else None
+                ),
             ),
             declared,
             current,
         )
 
-    def _unknown(self, tool: _Tool, declared: Declared, problem: str) -> Decision:
+    def _unknown(self, tool: CompiledTool, declared: Declared, problem: str) -> Decision:
         current = tool.current.version
         shown = declared.schema_version if declared.version is None else declared.version
         data = _version_data(tool, shown if shown is not None else declared.schema_hash, False)
@@ -667,28 +540,20 @@ class Gate:
     def _finish(self, decision: Decision, declared: Declared, current: int | None) -> Decision:
         error = decision.error
         if decision.accepted:
-            if declared.present:
-                if self._enabled(_DEBUG):
-                    self._log.debug(
-                        "gate.decision",
-                        tool=decision.tool,
-                        declared=declared.version,
-                        current=current,
-                        decision="accept",
-                        reason="declared",
-                    )
-            elif self._enabled(_INFO):
-                self._log.info(
+            level = _DEBUG if declared.present else _INFO
+            if self._logger.isEnabledFor(level):
+                _log.log(
+                    level,
                     "gate.decision",
                     tool=decision.tool,
-                    declared=None,
+                    declared=declared.version if declared.present else None,
                     current=current,
                     decision="accept",
-                    reason="undeclared_strict_ok",
+                    reason="declared" if declared.present else "undeclared_strict_ok",
                 )
-        elif self._enabled(_INFO):
+        elif self._logger.isEnabledFor(_INFO):
             assert error is not None
-            self._log.info(
+            _log.info(
                 "gate.decision",
                 tool=decision.tool,
                 declared=declared.version if declared.present else None,
@@ -706,23 +571,31 @@ class Gate:
         try:
             self._on_decision(decision, declared)
         except Exception:
-            self._log.exception("gate.on_decision_failed", tool=decision.tool)
+            _log.exception("gate.on_decision_failed", tool=decision.tool)
 
 
-def _always_enabled(level: int) -> bool:
-    return True
-
-
-def _version_data(tool: _Tool, declared: Any, relist: bool) -> dict[str, Any]:
+def _version_data(tool: CompiledTool, declared: Any, relist: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "tool": tool.name,
-        "declaredVersion": declared,
-        "currentVersion": tool.current.version,
-        "retired": list(tool.retired_list),
+        "declaredVersion": _shown(declared),
+        "currentVersion": wire(tool.current.version),
+        "retired": list(tool.retired_wire),
     }
     if relist:
         data["action"] = "relist"
     return data
+
+
+def _alias_data(alias: CompiledAlias, declared: Any) -> dict[str, Any]:
+    data = _version_data(alias.target, declared, relist=False)
+    _name_alias(data, alias.target, alias.name, alias.contract_version)
+    return data
+
+
+def _name_alias(data: dict[str, Any], tool: CompiledTool, alias: str | None, contract: int) -> None:
+    """A refusal of a call through an alias names the alias, its target and contract."""
+    if alias is not None:
+        data.update(tool=alias, target=tool.name, contractVersion=wire(contract))
 
 
 def _refuse(
@@ -732,6 +605,7 @@ def _refuse(
     message: str,
     reason: str,
     data: dict[str, Any] | None = None,
+    model_text: str | None = None,
 ) -> Decision:
     payload = {"reason": reason, **(data if data is not None else {"tool": tool})}
-    return Decision(False, tool, current, None, GateError(code, message, payload))
+    return Decision(False, tool, current, None, GateError(code, message, payload, model_text))

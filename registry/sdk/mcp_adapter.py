@@ -39,12 +39,30 @@ What the adapter does to the server:
   a retired contract anew (seed 000: a capability you advertised is a promise
   you keep or revoke) under a definition whose digest no registered version
   has. Alias calls are still gated and converted (seed 002).
-* `tools/call` runs `Gate.check` on the raw request `arguments` and `_meta`; a
-  refusal is a JSON-RPC error with the gate's code, message and data (raised as
-  `MCPError`, which the SDK never turns into an `isError` result), an
-  acceptance reaches the handler with exactly `decision.arguments`.
-* On 2026-07-28 sessions `ttlMs` is the watch interval (`source.wait_seconds`)
-  or the `ttl_ms` given, whichever is shorter (0 when neither is known).
+* `tools/call` runs `Gate.check` on the raw request `arguments` and `_meta`; an
+  acceptance reaches the handler with exactly `decision.arguments`. Refusals
+  follow `refusals=`: with `"auto"` (the default) a refusal of the arguments
+  themselves is, from 2025-11-25 on (SEP-1303), an `isError` result the model
+  reads (`GateError.model_text`, and `structuredContent` with `code`, `reason`,
+  `tool`, `currentVersion`, `inferredVersion`, `changes`, `action`, ...), and
+  every other refusal (a declared version retired, never served or without a
+  route; an unknown tool), and every refusal on older revisions, is a JSON-RPC
+  error with the gate's code, message and data (raised as `MCPError`, which the
+  SDK never turns into a result). `"result"` answers every refusal of
+  arguments as a result whatever the revision; `"jsonrpc"` never does.
+* `tools/list` and `tools/call` results carry only the fields of the session's
+  negotiated revision (registry/sdk/revisions.py: no `title`, `outputSchema`,
+  `icons` or `structuredContent` on a 2025-03-26 session).
+* On 2026-07-28 sessions `ttlMs` is 0 unless `ttl_ms` is given, and never
+  longer than the watch interval (`source.wait_seconds`). Why 0: a client
+  caches the listing for `ttlMs` and a re-list inside that time is served from
+  its cache (the official Python client kept a retired listing for 30 s), so
+  "re-list and retry" after a breaking publish would meet the stale contract
+  again. With 0 a re-list always reaches the server, and the refusals that a
+  retry can fix carry the current contract besides (`inputSchema`, `changes`,
+  `currentVersion`), so a client following a refusal succeeds on its next call
+  whether it re-lists or not. A server that prefers fewer listings passes
+  `ttl_ms`; its clients then rely on the contract inside the refusal.
 * `list_changed=True` declares `tools.listChanged` in handshake-era
   `initialize` results and sends `notifications/tools/list_changed` to those
   sessions when the toolset changes; 2026-07-28 sessions hear it on their
@@ -55,17 +73,12 @@ What the adapter does to the server:
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import copy
-import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
-import structlog
 from mcp import types
 from mcp.server import MCPServer, Server
 from mcp.server.context import HandlerResult, ServerRequestContext
@@ -79,13 +92,25 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
+from registry.sdk._logging import get_logger
+from registry.sdk._mcp_results import (
+    Refusals,
+    Snapshot,
+    as_result,
+    decode_cursor,
+    encode_cursor,
+    input_schemas,
+    listed_tools,
+    project_result,
+    refusal,
+)
 from registry.sdk.gate import Decision, Gate, OnDecision
 from registry.sdk.toolset import Toolset, ToolsetError
 
 __all__ = [
     "GatedTools",
+    "Refusals",
     "ToolHandler",
     "ToolsetSource",
     "captured_initialize",
@@ -93,7 +118,7 @@ __all__ = [
     "gate_server",
 ]
 
-_log = structlog.get_logger("registry.sdk.mcp")
+_log = get_logger("registry.sdk.mcp")
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[Any]]
 """`async (arguments) -> result`: `arguments` are exactly the gate's
@@ -126,91 +151,6 @@ class _Static:
         self.current = toolset
 
 
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    toolset: Toolset
-    gate: Gate
-    listed: tuple[types.Tool, ...]
-    schemas: Mapping[str, dict[str, Any]]
-
-
-def _listed_tools(toolset: Toolset) -> tuple[types.Tool, ...]:
-    tools = []
-    for entry in sorted(toolset.tools, key=lambda t: t.name):
-        current = entry.current_version
-        definition = copy.deepcopy(current.definition)
-        meta = definition.get("_meta")
-        definition["_meta"] = {
-            **(meta if isinstance(meta, dict) else {}),
-            "schemaVersion": f"v{current.version}",
-            "schemaHash": current.digest,
-        }
-        try:
-            tools.append(types.Tool.model_validate(definition))
-        except ValidationError as exc:
-            raise ToolsetError(
-                f"{entry.name} v{current.version} is not a Tool the mcp SDK can list: {exc}"
-            ) from exc
-    return tuple(tools)
-
-
-def _input_schemas(toolset: Toolset) -> dict[str, dict[str, Any]]:
-    schemas = {
-        t.name: t.current_version.definition.get("inputSchema", {"type": "object"})
-        for t in toolset.tools
-    }
-    for alias in toolset.aliases:
-        schemas[alias.name] = alias.definition.get("inputSchema", {"type": "object"})
-    return schemas
-
-
-def _encode_cursor(digest: str, offset: int) -> str:
-    raw = json.dumps({"d": digest, "o": offset}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[str, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        body = json.loads(raw)
-        digest, offset = body["d"], body["o"]
-    except (binascii.Error, ValueError, TypeError, KeyError) as exc:
-        raise MCPError(
-            types.INVALID_PARAMS, "Invalid cursor", {"reason": "invalid_cursor"}
-        ) from exc
-    if not isinstance(digest, str) or not isinstance(offset, int) or offset < 0:
-        raise MCPError(types.INVALID_PARAMS, "Invalid cursor", {"reason": "invalid_cursor"})
-    return digest, offset
-
-
-_CONTENT = (
-    types.TextContent,
-    types.ImageContent,
-    types.AudioContent,
-    types.ResourceLink,
-    types.EmbeddedResource,
-)
-
-
-def _as_result(value: Any) -> HandlerResult:
-    """A tool handler's return value as a `tools/call` result."""
-    if isinstance(value, types.CallToolResult | types.InputRequiredResult):
-        return value
-    if value is None:
-        return types.CallToolResult(content=[])
-    if isinstance(value, str):
-        return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
-    if isinstance(value, dict):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=value
-        )
-    if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
-        return types.CallToolResult(content=value)
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-
-
 class GatedTools:
     """The gate as an MCP server sees it: snapshot, listing, call gating, change
     notifications. Made and installed by `gate_server` / `gate_mcpserver`."""
@@ -224,18 +164,22 @@ class GatedTools:
         cache_scope: Literal["public", "private"] = "private",
         list_changed: bool = True,
         on_decision: OnDecision | None = None,
+        refusals: Refusals = "auto",
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         if ttl_ms is not None and ttl_ms < 0:
             raise ValueError("ttl_ms must be >= 0")
+        if refusals not in ("auto", "jsonrpc", "result"):
+            raise ValueError(f"refusals must be 'auto', 'jsonrpc' or 'result', not {refusals!r}")
+        self._refusals: Refusals = refusals
         self._source: ToolsetSource = _Static(source) if isinstance(source, Toolset) else source
         self._page_size = page_size
         self._cache_scope: Literal["public", "private"] = cache_scope
         self._list_changed = list_changed
         self._on_decision = on_decision
         self._ttl_ms = self._resolve_ttl(ttl_ms)
-        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._sessions: dict[object, ServerSession] = {}
         self._bus: SubscriptionBus | None = None
         self._tasks: set[asyncio.Task[bool]] = set()
@@ -257,23 +201,24 @@ class GatedTools:
             if isinstance(wait, int | float) and not isinstance(wait, bool)
             else None
         )
-        if interval is None:
-            return ttl_ms if ttl_ms is not None else 0
-        return interval if ttl_ms is None else min(ttl_ms, interval)
+        if ttl_ms is None:
+            return 0  # see the module docstring: a re-list must reach the server
+        return ttl_ms if interval is None else min(ttl_ms, interval)
 
-    def _compile(self, toolset: Toolset) -> _Snapshot:
-        snapshot = _Snapshot(
+    def _compile(self, toolset: Toolset) -> Snapshot:
+        snapshot = Snapshot(
             toolset,
             Gate(toolset, on_decision=self._on_decision),
-            _listed_tools(toolset),
-            _input_schemas(toolset),
+            listed_tools(toolset),
+            input_schemas(toolset),
+            {},
         )
         self._remember(snapshot)
         if self._handlers is not None:
             self._check_handlers(toolset)
         return snapshot
 
-    def _remember(self, snapshot: _Snapshot) -> None:
+    def _remember(self, snapshot: Snapshot) -> None:
         self._snapshots[snapshot.toolset.digest] = snapshot
         self._snapshots.move_to_end(snapshot.toolset.digest)
         while len(self._snapshots) > _KEEP_SNAPSHOTS:
@@ -290,7 +235,7 @@ class GatedTools:
             _log.info("mcp.gate.handlers_not_in_toolset", namespace=toolset.namespace, tools=unused)
 
     @property
-    def snapshot(self) -> _Snapshot:
+    def snapshot(self) -> Snapshot:
         """The snapshot of `source.current`, compiled once per toolset swap.
         A new toolset that does not compile is logged, and the last good one kept."""
         current = self._source.current
@@ -340,12 +285,13 @@ class GatedTools:
 
     def list_tools(
         self, cursor: str | None = None, *, protocol_version: str | None = None
-    ) -> types.ListToolsResult:
-        """One page of the listing; a cursor continues the snapshot it came from."""
+    ) -> dict[str, Any]:
+        """One page of the listing as the session's revision defines it (wire
+        form); a cursor continues the snapshot it came from."""
         if cursor is None:
             snapshot, offset = self.snapshot, 0
         else:
-            digest, offset = _decode_cursor(cursor)
+            digest, offset = decode_cursor(cursor)
             found = self._snapshots.get(digest)
             if found is None:
                 raise MCPError(
@@ -355,23 +301,19 @@ class GatedTools:
                     {"reason": "cursor_expired", "action": "relist"},
                 )
             snapshot = found
-        page = snapshot.listed[offset : offset + self._page_size]
+        listing = snapshot.listing(protocol_version)
+        page = listing[offset : offset + self._page_size]
         end = offset + len(page)
-        next_cursor = (
-            _encode_cursor(snapshot.toolset.digest, end) if end < len(snapshot.listed) else None
-        )
+        result: dict[str, Any] = {"tools": list(page)}
+        if end < len(listing):
+            result["nextCursor"] = encode_cursor(snapshot.toolset.digest, end)
         if protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return types.ListToolsResult(
-                tools=list(page),
-                next_cursor=next_cursor,
-                ttl_ms=self._ttl_ms,
-                cache_scope=self._cache_scope,
-            )
-        return types.ListToolsResult(tools=list(page), next_cursor=next_cursor)
+            result.update(ttlMs=self._ttl_ms, cacheScope=self._cache_scope, resultType="complete")
+        return result
 
     async def _handle_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+    ) -> dict[str, Any]:
         cursor = params.cursor if params is not None else None
         return self.list_tools(cursor, protocol_version=ctx.protocol_version)
 
@@ -380,14 +322,9 @@ class GatedTools:
     def _decide(self, ctx: ServerRequestContext[Any, Any], name: str) -> Decision:
         raw = ctx.params if isinstance(ctx.params, Mapping) else {}
         meta = raw.get("_meta")
-        decision = self.gate.check(
+        return self.gate.check(
             name, raw.get("arguments"), meta if isinstance(meta, Mapping) else None
         )
-        if not decision.accepted:
-            error = decision.error
-            assert error is not None
-            raise MCPError(error.code, error.message, error.data)
-        return decision
 
     def _dispatch_to_handlers(self, handlers: Mapping[str, ToolHandler]) -> _Dispatch:
         async def dispatch(
@@ -417,7 +354,7 @@ class GatedTools:
                     ],
                     is_error=True,
                 )
-            return _as_result(value)
+            return as_result(value)
 
         return dispatch
 
@@ -561,7 +498,10 @@ class GatedTools:
             ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
         ) -> HandlerResult:
             decision = self._decide(ctx, params.name)
-            return await dispatch(ctx, params, decision)
+            if decision.error is not None:
+                return refusal(decision.error, ctx.protocol_version, self._refusals)
+            result = await dispatch(ctx, params, decision)
+            return project_result(result, ctx.protocol_version)
 
         server.add_request_handler(
             "tools/list", types.PaginatedRequestParams, self._handle_list_tools
@@ -604,12 +544,15 @@ def gate_server(
     list_changed: bool = True,
     subscriptions: SubscriptionBus | None = None,
     on_decision: OnDecision | None = None,
+    refusals: Refusals = "auto",
 ) -> GatedTools:
     """Gate a low-level `mcp.server.Server` with a toolset.
 
     `handlers` maps tool names to `async (arguments) -> result`; without it the
     server's own `tools/call` handler receives the gated calls (with `name` the
-    target tool and `arguments` the converted ones). Returns the `GatedTools`
+    target tool and `arguments` the converted ones). `refusals`: `"auto"`
+    (arguments refusals as `isError` results from 2025-11-25 on), `"jsonrpc"`
+    or `"result"` (see the module docstring). Returns the `GatedTools`
     (`update`, `on_change`, `notify_tools_changed`, `check`, ...).
     """
     gated = GatedTools(
@@ -619,6 +562,7 @@ def gate_server(
         cache_scope=cache_scope,
         list_changed=list_changed,
         on_decision=on_decision,
+        refusals=refusals,
     )
     gated.install(server, handlers=handlers, subscriptions=subscriptions)
     return gated
@@ -634,6 +578,7 @@ def gate_mcpserver(
     list_changed: bool = True,
     subscriptions: SubscriptionBus | None = None,
     on_decision: OnDecision | None = None,
+    refusals: Refusals = "auto",
 ) -> GatedTools:
     """Gate a high-level `mcp.server.MCPServer`: its tools (registered with
     `@app.tool(name=...)` under the toolset's names) receive the calls the gate
@@ -653,6 +598,7 @@ def gate_mcpserver(
         cache_scope=cache_scope,
         list_changed=list_changed,
         on_decision=on_decision,
+        refusals=refusals,
     )
     gated.install(server, subscriptions=bus)
     return gated

@@ -92,8 +92,8 @@ from urllib.parse import quote
 
 import httpx
 import msgspec
-import structlog
 
+from registry.sdk._logging import get_logger
 from registry.sdk.toolset import Toolset, ToolsetError
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ _MAX_ERROR_BYTES = 64 * 1024
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _USER_AGENT = "mcp-tool-registry-sdk"
 
-_log = structlog.get_logger("registry.sdk.sync")
+_log = get_logger("registry.sdk.sync")
 _random = random.Random()
 
 OnChange: TypeAlias = Callable[[Toolset], Awaitable[None] | None]

@@ -76,8 +76,12 @@ class VersionEntry(msgspec.Struct, frozen=True):
 
 
 class RetiredVersion(msgspec.Struct, frozen=True):
+    """A retired version; `definition` is None in payloads of registries that
+    predate it (the gate then cannot name it as a call's inferred version)."""
+
     version: int
     digest: str
+    definition: dict[str, Any] | None = None
 
 
 class ToolEntry(msgspec.Struct, frozen=True):
@@ -311,6 +315,15 @@ def _check_route(route: tuple[RouteStep, ...], start: int, current: int, what: s
         raise ToolsetError(f"{what}: route ends at v{at}, not at current v{current}")
 
 
+def _check_digest(definition: dict[str, Any], expected: str, what: str) -> None:
+    try:
+        actual = digest(definition)
+    except DigestError as exc:
+        raise ToolsetError(f"{what}: {exc}") from exc
+    if actual != expected:
+        raise ToolsetError(f"{what}: definition hashes to {actual}, not {expected}")
+
+
 def _check_consistency(payload: ToolsetPayload) -> None:
     names: set[str] = set()
     for tool in payload.tools:
@@ -325,13 +338,11 @@ def _check_consistency(payload: ToolsetPayload) -> None:
             if entry.version in seen or tool.is_retired(entry.version):
                 raise ToolsetError(f"{what} is listed twice")
             seen.add(entry.version)
-            try:
-                actual = digest(entry.definition)
-            except DigestError as exc:
-                raise ToolsetError(f"{what}: {exc}") from exc
-            if actual != entry.digest:
-                raise ToolsetError(f"{what}: definition hashes to {actual}, not {entry.digest}")
+            _check_digest(entry.definition, entry.digest, what)
             _check_route(entry.route, entry.version, tool.current, what)
+        for gone in tool.retired:
+            if gone.definition is not None:
+                _check_digest(gone.definition, gone.digest, f"tool {tool.name!r} v{gone.version}")
     for alias in payload.aliases:
         what = f"alias {alias.name!r}"
         if alias.name in names:

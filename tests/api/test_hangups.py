@@ -45,15 +45,19 @@ def _statuses(metrics: str) -> dict[str, float]:
     return found
 
 
+def _serve(spawn: Any, database_url: str, server: str) -> Any:
+    return spawn(
+        "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN
+    )
+
+
 @pytest.mark.parametrize("server", ["granian", "uvicorn"])
 def test_clients_hanging_up_mid_long_poll_are_no_error(
     server: str,
     database_url: str,
     spawn: Any,
 ) -> None:
-    served = spawn(
-        "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN
-    )
+    served = _serve(spawn, database_url, server)
     assert httpx.put(served.url + "/v1/namespaces/billing", headers=ADMIN).status_code == 201
     published = httpx.post(
         served.url + "/v1/namespaces/billing/tools/db.query/versions",
@@ -107,9 +111,7 @@ def test_clients_hanging_up_mid_body_are_no_error(
     database_url: str,
     spawn: Any,
 ) -> None:
-    served = spawn(
-        "--database-url", database_url, "--server", server, REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN
-    )
+    served = _serve(spawn, database_url, server)
 
     async def hang_ups() -> None:
         await asyncio.gather(*(_hang_up_mid_body(served.url) for _ in range(10)))

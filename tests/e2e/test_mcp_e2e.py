@@ -104,10 +104,11 @@ async def test_1_seed_000_retired_v3_is_a_relist_error_then_v4_succeeds(
         assert data["reason"] == "schema_version_retired"
         assert (data["tool"], data["declaredVersion"], data["currentVersion"]) == (
             "db.query",
-            3,
-            4,
+            "v3",
+            "v4",
         )
-        assert data["retired"] == [1, 2, 3]
+        assert data["retired"] == ["v1", "v2", "v3"]
+        assert data["inputSchema"] == DB_QUERY_V4["inputSchema"]
         assert data["action"] == "relist"
 
         toolset = await toolset_of(registry.client, "billing")
@@ -150,8 +151,8 @@ async def test_2_versionless_call_with_timeout_ms_is_strict_failure_not_invalid_
         call = {"query": "SELECT * FROM orders", "timeout_ms": 5000}
         data = await refused(server.session.call_tool("db.query", call), -31003)
         assert data["reason"] == "strict_validation_failed"
-        assert (data["declaredVersion"], data["currentVersion"]) == (None, 4)
-        assert data["action"] == "relist"
+        assert (data["declaredVersion"], data["currentVersion"]) == (None, "v4")
+        assert (data["inferredVersion"], data["action"]) == ("v3", "relist")
         assert any("timeout_ms" in str(e) for e in data["errors"]), data["errors"]
         # the same call minus the unknown property passes strictly, version-less
         result = await server.session.call_tool("db.query", {"query": "SELECT 1"})
@@ -176,7 +177,7 @@ async def test_3_call_declaring_a_version_never_served_is_unknown(
             -31002,
         )
         assert data["reason"] == "schema_version_unknown"
-        assert (data["declaredVersion"], data["currentVersion"]) == (5, 4)
+        assert (data["declaredVersion"], data["currentVersion"]) == ("v5", "v4")
         assert "action" not in data
 
 
@@ -215,7 +216,7 @@ async def test_4_seed_002_alias_refused_until_a_verified_converter_fills_both(
         data = await refused(session.call_tool("search_v1", dict(v1_call)), -31004)
         assert data["reason"] == "schema_version_mismatch"
         assert (data["tool"], data["target"]) == ("search_v1", "search")
-        assert (data["contractVersion"], data["currentVersion"]) == (1, 2)
+        assert (data["contractVersion"], data["currentVersion"]) == ("v1", "v2")
 
         only_filters = await client.post(
             f"{tool}/converters", json={"from": 1, "to": 2, "ops": FILL_FILTERS}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from registry.canonical import digest
@@ -28,7 +31,7 @@ def served(
 
 
 def retired(definition: dict[str, Any], version: int) -> dict[str, Any]:
-    return {"version": version, "digest": digest(definition)}
+    return {"version": version, "digest": digest(definition), "definition": definition}
 
 
 def payload(
@@ -99,3 +102,35 @@ def seed_002(*, with_route: bool) -> dict[str, Any]:
         "route": [{"from": 1, "to": 2, "ops": SEARCH_ROUTE_OPS}] if with_route else None,
     }
     return payload([tool], [alias])
+
+
+_RECORD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class _Events(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        entry = {k: v for k, v in record.__dict__.items() if k not in _RECORD_FIELDS}
+        if "detail" in entry:
+            entry["message"] = entry.pop("detail")
+        entry["log_level"] = record.levelname.lower()
+        self.events.append(entry)
+
+
+@contextmanager
+def captured_events(level: int = logging.DEBUG) -> Iterator[list[dict[str, Any]]]:
+    """What the SDK logs through the standard library (the `registry` loggers),
+    as dicts: `event`, `log_level`, `message` and the fields."""
+    handler = _Events()
+    logger = logging.getLogger("registry")
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield handler.events
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import msgspec
@@ -39,9 +40,9 @@ def test_seed_000_retired_v3_call_is_refused_with_relist() -> None:
     data = refused(decision, -31001)
     assert data["reason"] == "schema_version_retired"
     assert data["tool"] == "db.query"
-    assert data["declaredVersion"] == 3
-    assert data["currentVersion"] == 4
-    assert data["retired"] == [3]
+    assert data["declaredVersion"] == "v3"
+    assert data["currentVersion"] == "v4"
+    assert data["retired"] == ["v3"]
     assert data["action"] == "relist"
     assert decision.error is not None
     assert "v3" in decision.error.message and "v4" in decision.error.message
@@ -54,7 +55,7 @@ def test_seed_000_versionless_timeout_ms_is_strict_failure_not_invalid_params() 
     assert data["reason"] == "strict_validation_failed"
     assert data["action"] == "relist"
     assert data["declaredVersion"] is None
-    assert data["currentVersion"] == 4
+    assert data["currentVersion"] == "v4"
     assert data["errors"][0]["keyword"] == "additionalProperties"
     assert data["errors"][0]["unexpected"] == ["timeout_ms"]
     assert decision.error is not None
@@ -71,8 +72,8 @@ def test_seed_000_forward_dated_version_is_unknown() -> None:
         gate_of(seed_000()).check("db.query", {"query": "q"}, {"schemaVersion": "v99"}), -31002
     )
     assert data["reason"] == "schema_version_unknown"
-    assert data["declaredVersion"] == 99
-    assert data["currentVersion"] == 4
+    assert data["declaredVersion"] == "v99"
+    assert data["currentVersion"] == "v4"
     assert "action" not in data  # refused hard: forward-dated or forged
 
 
@@ -126,7 +127,7 @@ def test_current_invalid_arguments_are_invalid_params_naming_version_and_path() 
     )
     data = refused(decision, -32602)
     assert data["reason"] == "invalid_arguments"
-    assert data["declaredVersion"] == 4
+    assert data["declaredVersion"] == "v4"
     assert data["errors"][0]["path"] == "/mode"
     assert data["errors"][0]["keyword"] == "enum"
     assert "action" not in data
@@ -173,7 +174,7 @@ def test_served_v3_validates_against_its_own_contract() -> None:
         "db.query", {"query": "q", "timeout_ms": "soon"}, {"schemaVersion": "v3"}
     )
     data = refused(decision, -32602)
-    assert data["declaredVersion"] == 3
+    assert data["declaredVersion"] == "v3"
     assert data["errors"][0]["path"] == "/timeout_ms"
     assert decision.error is not None
     assert "v3" in decision.error.message
@@ -243,7 +244,7 @@ def test_schema_hash_of_current_and_of_retired() -> None:
     data = refused(
         gate.check("db.query", dict(V3_CALL), {"schemaHash": digest(DB_QUERY_V3)}), -31001
     )
-    assert data["declaredVersion"] == 3
+    assert data["declaredVersion"] == "v3"
 
 
 def test_unknown_schema_hash_is_unknown() -> None:
@@ -276,9 +277,9 @@ def test_seed_002_alias_without_route_is_mismatch() -> None:
     assert data["reason"] == "schema_version_mismatch"
     assert data["tool"] == "search_v1"
     assert data["target"] == "search"
-    assert data["declaredVersion"] == 1
-    assert data["currentVersion"] == 2
-    assert data["retired"] == [1]
+    assert data["declaredVersion"] == "v1"
+    assert data["currentVersion"] == "v2"
+    assert data["retired"] == ["v1"]
 
 
 def test_seed_002_alias_with_route_fills_exactly_what_was_reviewed() -> None:
@@ -292,14 +293,14 @@ def test_seed_002_alias_with_route_fills_exactly_what_was_reviewed() -> None:
 def test_seed_002_alias_validates_against_its_contract() -> None:
     gate = gate_of(seed_002(with_route=True))
     data = refused(gate.check("search_v1", {"query": 7}, None), -32602)
-    assert data["declaredVersion"] == 1
+    assert data["declaredVersion"] == "v1"
     assert data["errors"][0]["path"] == "/query"
 
 
 def test_seed_002_direct_call_declaring_retired_v1_is_refused() -> None:
     gate = gate_of(seed_002(with_route=True))
     data = refused(gate.check("search", {"query": "foo"}, {"schemaVersion": "v1"}), -31001)
-    assert data["retired"] == [1]
+    assert data["retired"] == ["v1"]
 
 
 def test_seed_002_versionless_direct_call_never_gets_limit_filled() -> None:
@@ -348,28 +349,33 @@ def test_validators_are_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(schema)
         return real(schema, *args, **kwargs)
 
-    monkeypatch.setattr("registry.sdk.gate.validator_for", counting)
+    monkeypatch.setattr("registry.sdk._compiled.validator_for", counting)
     gate = gate_of(seed_000(v3_served=True))
-    compiled = len(calls)
-    assert compiled == 3  # v4, v3 and the strict form of v4
-    for _ in range(5):
+    assert len(calls) == 3  # v4, v3 and the strict form of v4
+    for _ in range(3):
         gate.check("db.query", {"query": "q", "timeout_ms": 1}, {"schemaVersion": "v3"})
+        gate.check("db.query", {"query": "q"}, None)
+    assert len(calls) == 3  # accepted calls compile nothing
+    gate.check("db.query", {"query": "q", "bad": 1}, None)
+    assert len(calls) == 4  # the first version-less refusal: the strict form of v3, once
+    for _ in range(5):
         gate.check("db.query", {"query": "q", "bad": 1}, None)
-    assert len(calls) == compiled
+        gate.check("db.query", {"query": "q", "timeout_ms": 1}, None)
+    assert len(calls) == 4
 
 
-def test_gate_logs_decisions(capsys: pytest.CaptureFixture[str]) -> None:
-    import structlog
-
-    with structlog.testing.capture_logs() as logs:
+def test_gate_logs_decisions_through_the_standard_library(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="registry.sdk.gate"):
         gate_of(seed_000()).check("db.query", {"query": "q"}, None)
         gate_of(seed_000()).check("db.query", dict(V3_CALL), {"schemaVersion": "v3"})
-    assert logs[0]["decision"] == "accept"
-    assert logs[0]["reason"] == "undeclared_strict_ok"
-    assert logs[1]["decision"] == "reject"
-    assert logs[1]["reason"] == "schema_version_retired"
-    assert logs[1]["declared"] == 3
-    assert logs[1]["current"] == 4
+    records = [r for r in caplog.records if getattr(r, "event", None) == "gate.decision"]
+    assert [(r.levelno, r.decision, r.reason) for r in records] == [  # type: ignore[attr-defined]
+        (logging.INFO, "accept", "undeclared_strict_ok"),
+        (logging.INFO, "reject", "schema_version_retired"),
+    ]
+    assert (records[1].declared, records[1].current) == (3, 4)  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- strict schemas
@@ -418,39 +424,49 @@ def test_strict_schema_leaves_not_alone() -> None:
 # ---------------------------------------------------------------- hot path
 
 
-class _RecordingLogger:
-    def __init__(self, level: int) -> None:
-        self.level = level
-        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+@pytest.mark.parametrize(("level", "logged"), [(logging.INFO, False), (logging.DEBUG, True)])
+def test_accepted_declared_call_logs_only_when_debug_is_enabled(
+    level: int, logged: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    gate = gate_of(seed_000())
+    with caplog.at_level(level, logger="registry.sdk.gate"):
+        assert gate.check("db.query", {"query": "q"}, {"schemaVersion": "v4"}).accepted
+        assert bool(caplog.records) is logged
+        if logged:
+            (record,) = caplog.records
+            assert (record.levelno, record.event, record.decision, record.declared) == (  # type: ignore[attr-defined]
+                logging.DEBUG,
+                "gate.decision",
+                "accept",
+                4,
+            )
+        caplog.clear()
+        gate.check("db.query", {"query": "q"}, None)  # an omission: logged at info
+        assert [r.levelno for r in caplog.records] == [logging.INFO]
 
-    def is_enabled_for(self, level: int) -> bool:
-        return level >= self.level
+
+def test_no_line_is_formatted_for_accepted_calls_when_logging_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unconfigured logging (root at WARNING): an accepted call, declared or
+    not, never reaches a log method."""
+    gate = gate_of(seed_000())
+    reached: list[str] = []
+    monkeypatch.setattr("registry.sdk.gate._log", _Recorder(reached))
+    assert logging.getLogger("registry.sdk.gate").getEffectiveLevel() == logging.WARNING
+    assert gate.check("db.query", {"query": "q"}, {"schemaVersion": "v4"}).accepted
+    assert gate.check("db.query", {"query": "q"}, None).accepted
+    assert reached == []
+    gate.check("db.query", {"query": "q", "x": 1}, None)  # a refusal: info, also below WARNING
+    assert reached == []
+
+
+class _Recorder:
+    def __init__(self, reached: list[str]) -> None:
+        self.reached = reached
 
     def __getattr__(self, method: str) -> Any:
-        def log(event: str, **kw: Any) -> None:
-            self.calls.append((method, event, kw))
-
-        return log
-
-
-@pytest.mark.parametrize(("level", "logged"), [(20, False), (10, True)])
-def test_accepted_declared_call_logs_only_when_debug_is_enabled(level: int, logged: bool) -> None:
-    gate = gate_of(seed_000())
-    recorder = _RecordingLogger(level)
-    gate._log, gate._enabled = recorder, recorder.is_enabled_for
-    assert gate.check("db.query", {"query": "q"}, {"schemaVersion": "v4"}).accepted
-    assert bool(recorder.calls) is logged
-    if logged:
-        method, event, fields = recorder.calls[0]
-        assert (method, event, fields["decision"], fields["declared"]) == (
-            "debug",
-            "gate.decision",
-            "accept",
-            4,
-        )
-    recorder.calls.clear()
-    gate.check("db.query", {"query": "q"}, None)  # an omission: logged at info
-    assert [c[0] for c in recorder.calls] == ["info"]
+        return lambda *args, **kwargs: self.reached.append(method)
 
 
 def test_version_spellings_decide_as_before() -> None:

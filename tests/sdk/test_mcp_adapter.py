@@ -22,13 +22,16 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters, types
+from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.server import MCPServer, Server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.memory import create_client_server_memory_streams
 
 from registry.canonical import digest
 from registry.sdk import Toolset
 from registry.sdk.mcp_adapter import GatedTools, gate_mcpserver, gate_server
+from registry.sdk.refusals import STRUCTURED_FIELDS
+from tests.e2e.harness import handshake
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
 from tests.sdk import payload, seed_000, seed_002
 
@@ -135,6 +138,41 @@ async def refused(call: Awaitable[Any], code: int) -> dict[str, Any]:
     return data
 
 
+async def refused_as_result(call: Awaitable[Any], code: int) -> tuple[str, dict[str, Any]]:
+    """The call is answered with an `isError` result (never a JSON-RPC error)
+    whose structuredContent carries `code`: (its text, its structuredContent)."""
+    result = await call
+    assert isinstance(result, types.CallToolResult), result
+    assert result.is_error
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    structured = result.structured_content
+    assert isinstance(structured, dict)
+    assert set(structured) == set(STRUCTURED_FIELDS)
+    assert structured["code"] == code, structured
+    return block.text, structured
+
+
+@asynccontextmanager
+async def session_at(server: Server[Any] | MCPServer, version: str) -> AsyncIterator[ClientSession]:
+    """An in-memory handshake-era session that negotiated `version` (the SDK's
+    `Client` always offers the newest handshake revision)."""
+    lowlevel = server._lowlevel_server if isinstance(server, MCPServer) else server
+    async with (
+        create_client_server_memory_streams() as (client_streams, server_streams),
+        anyio.create_task_group() as tasks,
+    ):
+        tasks.start_soon(
+            lambda: lowlevel.run(
+                server_streams[0], server_streams[1], lowlevel.create_initialization_options()
+            )
+        )
+        async with ClientSession(client_streams[0], client_streams[1]) as session:
+            assert (await handshake(session, version)).protocol_version == version
+            yield session
+        tasks.cancel_scope.cancel()
+
+
 # ---------------------------------------------------------------- tools/list
 
 
@@ -161,20 +199,37 @@ async def test_list_answers_from_the_toolset_stamped_and_deterministic(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-async def test_ttl_ms_on_2026_sessions_is_the_watch_interval(kind: str) -> None:
-    host = Host(kind, Watched(billing(), wait_seconds=30))
-    assert host.gated.ttl_ms == 30_000
+async def test_ttl_ms_on_2026_sessions_is_0_so_a_relist_reaches_the_server(kind: str) -> None:
+    """The default: a client following a refusal re-lists from the server, never
+    from a cache holding the contract it was just refused under. With a TTL
+    the same client (default cache mode) is served its cached listing."""
+    for ttl_ms, fresh in ((None, True), (30_000, False)):
+        watched = Watched(billing(), wait_seconds=30)
+        host = Host(kind, watched, ttl_ms=ttl_ms)
+        async with host.client(MODERN) as client:
+            listing = await client.list_tools()
+            assert listing.ttl_ms == (ttl_ms or 0)
+            assert listing.cache_scope == "private"
+            assert [t.name for t in listing.tools] == ["db.query", "search"]
+            watched.current = toolset_of(seed_000())  # search is gone; nobody was told
+            again = await client.list_tools()  # the default cache mode: "use"
+        assert [t.name for t in again.tools] == (["db.query"] if fresh else ["db.query", "search"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_ttl_ms_given_is_sent_and_bounded_by_the_watch_interval(kind: str) -> None:
+    host = Host(kind, Watched(billing(), wait_seconds=30), ttl_ms=5_000)
     async with host.client(MODERN) as client:
         listing = await client.list_tools(cache_mode="refresh")
-    assert listing.ttl_ms == 30_000
-    assert listing.cache_scope == "private"
+    assert listing.ttl_ms == 5_000
 
 
 def test_ttl_ms_never_exceeds_the_watch_interval() -> None:
     assert GatedTools(Watched(billing(), wait_seconds=30), ttl_ms=5_000).ttl_ms == 5_000
     assert GatedTools(Watched(billing(), wait_seconds=2), ttl_ms=5_000).ttl_ms == 2_000
     assert GatedTools(billing(), ttl_ms=5_000).ttl_ms == 5_000
-    assert GatedTools(billing()).ttl_ms == 0  # nothing known: immediately stale
+    assert GatedTools(Watched(billing(), wait_seconds=30)).ttl_ms == 0
+    assert GatedTools(billing()).ttl_ms == 0
 
 
 async def test_ttl_ms_is_not_sent_to_handshake_sessions() -> None:
@@ -216,17 +271,30 @@ async def test_every_page_comes_from_the_snapshot_the_listing_started_on(mode: s
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
-async def test_seed_000_retired_v3_is_a_relist_error(kind: str, mode: str) -> None:
+async def test_seed_000_retired_v3_is_a_relist_error_carrying_the_current_contract(
+    kind: str, mode: str
+) -> None:
+    """A refusal of the declared version stays a JSON-RPC error on every
+    revision (only version-aware clients meet it), and carries what a retry
+    needs without a listing: current's version, input schema and the changes."""
     host = Host(kind, billing())
     async with host.client(mode) as client:
         call = client.call_tool("db.query", dict(V3_CALL), meta={"schemaVersion": "v3"})
         data = await refused(call, -31001)
-    assert data["reason"] == "schema_version_retired"
-    assert data["action"] == "relist"
-    assert data["declaredVersion"] == 3
-    assert data["currentVersion"] == 4
-    assert data["retired"] == [3]
-    assert host.received == []
+        assert data["reason"] == "schema_version_retired"
+        assert data["action"] == "relist"
+        assert data["declaredVersion"] == "v3"
+        assert data["currentVersion"] == "v4"
+        assert data["retired"] == ["v3"]
+        assert data["inputSchema"] == DB_QUERY_V4["inputSchema"]
+        assert "property-renamed" in {c["kind"] for c in data["changes"]}
+        retry = await client.call_tool(
+            "db.query",
+            {"query": "q", "timeout": 5000},
+            meta={"schemaVersion": data["currentVersion"]},
+        )
+    assert not retry.is_error
+    assert len(host.received) == 1
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -254,29 +322,97 @@ async def test_seed_000_mcpserver_gets_the_gated_arguments_before_its_binding(mo
         call = client.call_tool(
             "db.query", {"query": "SELECT 1", "timeout": "5"}, meta={"schemaVersion": "v4"}
         )
-        data = await refused(call, -32602)
+        text, data = await refused_as_result(call, -32602)
     assert data["reason"] == "invalid_arguments"
     assert data["errors"][0]["path"] == "/timeout"
+    assert "`timeout`: " in text and "integer" in text
     assert host.received == [("db.query", {"query": "SELECT 1", "timeout": 5, "mode": None})]
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
-async def test_seed_000_versionless_unknown_property_is_strict_failure(
+async def test_seed_000_stale_versionless_call_is_a_result_the_model_can_act_on(
     kind: str, mode: str
 ) -> None:
+    """2025-11-25 and later: a version-less call speaking retired v3 gets an
+    isError result naming the rename in the engine's words and v4's schema; the
+    retry the text implies succeeds."""
     host = Host(kind, billing())
     async with host.client(mode) as client:
         # v4 says additionalProperties: true, and the framework would drop the key
         call = client.call_tool("db.query", {"query": "SELECT 1", "timeout_ms": 5000})
-        data = await refused(call, -31003)
+        text, data = await refused_as_result(call, -31003)
         assert data["reason"] == "strict_validation_failed"
+        assert (data["inferredVersion"], data["currentVersion"]) == ("v3", "v4")
         assert data["action"] == "relist"
-        assert data["currentVersion"] == 4
         assert data["errors"][0]["unexpected"] == ["timeout_ms"]
-        accepted = await client.call_tool("db.query", {"query": "SELECT 1"})
+        renamed = next(c for c in data["changes"] if c["kind"] == "property-renamed")
+        assert (renamed["old"], renamed["new"]) == ("timeout_ms", "timeout")
+        assert renamed["message"] in text
+        assert "`timeout_ms` is not part of db.query v4" in text
+        assert '"timeout":{"type":"integer"}' in text
+        accepted = await client.call_tool("db.query", {"query": "SELECT 1", "timeout": 5000})
     assert not accepted.is_error
     assert len(host.received) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_before_2025_11_25_argument_refusals_stay_json_rpc_errors(kind: str) -> None:
+    host = Host(kind, billing())
+    async with session_at(host.server, "2025-06-18") as session:
+        call = session.call_tool("db.query", {"query": "SELECT 1", "timeout_ms": 5000})
+        data = await refused(call, -31003)
+        assert (data["inferredVersion"], data["action"]) == ("v3", "relist")
+        call = session.call_tool("db.query", {"query": 7}, meta={"schemaVersion": "v4"})
+        assert (await refused(call, -32602))["reason"] == "invalid_arguments"
+    assert host.received == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_one_extra_property_under_an_open_schema_names_it_and_asks_no_relist(
+    kind: str,
+) -> None:
+    """v4 lists `additionalProperties: true`; re-listing would show the same
+    schema, so a relist instruction would loop an obedient client."""
+    host = Host(kind, billing())
+    async with host.client(LEGACY) as client:
+        call = client.call_tool("db.query", {"query": "SELECT 1", "verbose": True})
+        text, data = await refused_as_result(call, -31003)
+    assert (data["inferredVersion"], data["action"], data["changes"]) == (None, None, [])
+    assert "`verbose` is not part of db.query v4" in text
+    assert "relist" not in text and "tools/list" not in text
+
+
+@pytest.mark.parametrize(
+    ("refusals", "version", "as_result"),
+    [
+        ("jsonrpc", "2025-11-25", False),
+        ("result", "2025-06-18", True),
+        ("result", "2025-03-26", True),
+        ("auto", "2025-11-25", True),
+        ("auto", "2025-06-18", False),
+    ],
+)
+async def test_refusals_option(refusals: str, version: str, as_result: bool) -> None:
+    host = Host("lowlevel", billing(), refusals=refusals)
+    async with session_at(host.server, version) as session:
+        call = session.call_tool("db.query", {"query": "SELECT 1", "timeout_ms": 5000})
+        if as_result:
+            result = await call
+            assert result.is_error
+            assert "timeout_ms" in str(result.content[0])
+            # structuredContent exists from 2025-06-18 on only
+            assert (result.structured_content is not None) is (version >= "2025-06-18")
+        else:
+            await refused(call, -31003)
+        # a declared version's refusal is a JSON-RPC error whatever the option
+        call = session.call_tool("db.query", {"query": "q"}, meta={"schemaVersion": "v3"})
+        await refused(call, -31001)
+
+
+def test_refusals_option_is_checked() -> None:
+    with pytest.raises(ValueError, match="refusals"):
+        GatedTools(billing(), refusals="sometimes")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -451,7 +587,9 @@ async def test_example_server_over_stdio(tmp_path: Path) -> None:
             call = client.call_tool("db.query", dict(V3_CALL), meta={"schemaVersion": "v3"})
             data = await refused(call, -31001)
             assert data["action"] == "relist"
-            await refused(client.call_tool("db.query", {"query": "q", "timeout_ms": 1}), -31003)
+            call = client.call_tool("db.query", {"query": "q", "timeout_ms": 1})
+            text, _ = await refused_as_result(call, -31003)
+            assert "timeout_ms" in text
             result = await client.call_tool(
                 "db.query", {"query": "SELECT 1", "mode": "read"}, meta={"schemaVersion": "v4"}
             )

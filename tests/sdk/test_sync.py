@@ -24,7 +24,6 @@ from urllib.parse import parse_qs
 import msgspec
 import pytest
 import pytest_asyncio
-import structlog
 import uvicorn
 from litestar import Litestar, asgi
 from litestar.types import HTTPResponseStartEvent, Receive, Scope, Send
@@ -38,7 +37,7 @@ from registry.sdk import (
     write_cache,
 )
 from registry.sdk.sync import CACHE_FORMAT
-from tests.sdk import seed_000, seed_002
+from tests.sdk import captured_events, seed_000, seed_002
 
 FAST = Backoff(base=0.01, cap=0.05, retry_after_cap=0.05)
 NS = "billing"
@@ -338,7 +337,7 @@ async def test_outage_at_boot_runs_from_a_good_cache_and_says_so(
     fetched = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
     write_cache(cache, Toolset.from_json(V1), url="http://old", fetched_at=fetched)
 
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         toolset = await Toolset.sync(dead_url, NS, cache=cache, retries=2, backoff=FAST)
 
     assert toolset.digest == Toolset.from_json(V1).digest
@@ -492,7 +491,7 @@ async def test_invalid_answers_at_boot_are_refused(
     # ... and with a good cache, the SDK boots from it
     cache = tmp_path / "billing.json"
     write_cache(cache, Toolset.from_json(V1))
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         toolset = await Toolset.sync(registry.url, NS, cache=cache, retries=0)
     assert toolset.to_json() == V1
     assert cause in events(logs, "toolset.sync.from_cache")[0]["cause"]
@@ -579,7 +578,7 @@ async def test_watch_sync_callback_and_a_failing_callback(registry: FakeRegistry
         min_interval=0.01,
     )
     watcher.subscribe(lambda new: seen.append(new.digest))
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         async with watcher:
             await eventually(lambda: registry.waiting() == 1)
             registry.publish(V2)
@@ -608,7 +607,7 @@ async def test_watch_keeps_the_last_good_toolset_on_bad_answers(
     toolset = await synced(registry)
     registry.body, registry.digest = V2, Toolset.from_json(V2).digest  # served wrongly below
     changes: list[Toolset] = []
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         watcher = toolset.watch(changes.append, wait=20, backoff=FAST, min_interval=0.01)
         try:
             registry.set_mode(mode)
@@ -634,7 +633,7 @@ async def test_watch_survives_a_registry_restart(registry: FakeRegistry, tmp_pat
     cache = tmp_path / "billing.json"
     toolset = await synced(registry, cache)
     changes: list[Toolset] = []
-    with structlog.testing.capture_logs() as logs:
+    with captured_events() as logs:
         watcher = toolset.watch(changes.append, wait=20, backoff=FAST, min_interval=0.01)
         try:
             await eventually(lambda: registry.waiting() == 1)

@@ -1,0 +1,214 @@
+"""Who is looking: the read token kept in a cookie, sign-in and sign-out, error pages.
+
+The console authorizes exactly as the API does: the token a person enters once
+is kept in an HTTP-only, `SameSite=Strict` cookie scoped to `/ui`, and every
+console request carries it to the API's own `principal()` as the bearer token
+(`authenticate`, the console's `before_request` hook, puts it in the request's
+`Authorization` header when the request has none). Scopes, open reads,
+revocation and the bootstrap token therefore work as they do for the API.
+
+Only sign-in and sign-out change anything, and only the cookie; they are POST
+forms, refused when the browser says the request comes from another site
+(`Sec-Fetch-Site`, or an `Origin` other than this host): with the SameSite
+cookie, that is the CSRF defence. Redirects after sign-in go to console paths only.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from litestar import Request, Response, get, post
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.params import Parameter
+from litestar.response import Redirect, Template
+
+from registry import __version__
+from registry.api.auth import Principal
+from registry.api.problems import PROBLEMS, ApiError
+from registry.api.services import principal, services
+
+__all__ = [
+    "COOKIE",
+    "HANDLERS",
+    "authenticate",
+    "on_api_error",
+    "on_http_exception",
+    "page",
+    "reader_or_login",
+]
+
+COOKIE = "registry_console_token"
+PREFIX = "/ui"
+_SAFE_SITES = {"same-origin", "none"}
+
+
+# -- the token, from the cookie to the API's principal() --------------------------------
+
+
+def _set_bearer(request: Request[Any, Any, Any], secret: str) -> bool:
+    """Make `secret` the request's bearer token; False when it cannot be a header value."""
+    try:
+        value = b"Bearer " + secret.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    headers = [(k, v) for k, v in request.scope["headers"] if k != b"authorization"]
+    request.scope["headers"] = [*headers, (b"authorization", value)]
+    state = request.scope.setdefault("state", {})
+    state.pop("principal", None)  # principal() caches its answer per request
+    return True
+
+
+def _has_authorization(request: Request[Any, Any, Any]) -> bool:
+    return any(key == b"authorization" for key, _ in request.scope["headers"])
+
+
+async def authenticate(request: Request[Any, Any, Any]) -> None:
+    """The console's `before_request` hook (it replaces the API's JSON-body check here:
+    the console's forms are not JSON). POSTs from another site are refused."""
+    if request.method == "POST":
+        _refuse_cross_site(request)
+    secret = request.cookies.get(COOKIE)
+    if secret and not _has_authorization(request):
+        _set_bearer(request, secret)
+
+
+def _refuse_cross_site(request: Request[Any, Any, Any]) -> None:
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if site is not None and site not in _SAFE_SITES:
+        raise ApiError("forbidden", f"a console form was sent from another site ({site})")
+    if site is None and origin not in (None, "null"):
+        host = request.headers.get("host", "")
+        if urlsplit(origin).netloc != host:
+            raise ApiError("forbidden", f"a console form was sent from {origin}")
+
+
+async def reader_or_login(request: Request[Any, Any, Any]) -> Principal:
+    """The caller; anonymous callers are sent to sign in unless the server allows open reads."""
+    found = await principal(request)
+    if found.token_id is None and not services(request).settings.open_reads:
+        raise ApiError("unauthenticated", "sign in with a token to see the registry")
+    return found
+
+
+# -- pages ------------------------------------------------------------------------------
+
+
+def page(
+    request: Request[Any, Any, Any],
+    template: str,
+    status_code: int = 200,
+    **context: Any,
+) -> Template:
+    """A console page: `template` with what every page shows (who is signed in)."""
+    state = request.scope.get("state", {})
+    known = state.get("principal")
+    return Template(
+        template_name=template,
+        context={
+            "who": known if isinstance(known, Principal) else None,
+            "open_reads": services(request).settings.open_reads,
+            "version": __version__,
+            "path": request.url.path,
+            **context,
+        },
+        status_code=status_code,
+    )
+
+
+def _safe_next(value: Any) -> str:
+    """A path inside the console to go back to after signing in (never another site)."""
+    text = str(value or "")
+    parts = urlsplit(text)
+    if parts.scheme or parts.netloc or not text.startswith(PREFIX) or "\\" in text:
+        return PREFIX + "/"
+    return PREFIX + "/" if text == PREFIX else text
+
+
+@get("/login", name="console-login-form")
+async def login_form(
+    request: Request[Any, Any, Any],
+    next: Annotated[str, Parameter(max_length=2000)] = PREFIX + "/",
+) -> Template:
+    await principal(request)
+    return page(request, "login.html.j2", next=_safe_next(next), message=None)
+
+
+@post("/login", name="console-login", status_code=303)
+async def login(request: Request[Any, Any, Any]) -> Response[Any]:
+    form = await request.form()
+    secret = str(form.get("token") or "").strip()
+    target = _safe_next(form.get("next"))
+    if not secret or not _set_bearer(request, secret):
+        return page(
+            request,
+            "login.html.j2",
+            status_code=422,
+            next=target,
+            message="Enter a token: the secret `registry token create` printed.",
+        )
+    try:
+        await principal(request)
+    except ApiError as exc:
+        return _login_refused(request, exc.detail, target, clear=True)
+    response: Response[Any] = Redirect(target, status_code=303)
+    response.set_cookie(
+        COOKIE,
+        secret,
+        path=PREFIX,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+def _login_refused(
+    request: Request[Any, Any, Any], detail: str, target: str, *, clear: bool
+) -> Template:
+    """The sign-in page, 401; `clear`: the token given was refused, forget the cookie."""
+    request.scope.setdefault("state", {})["principal"] = Principal(token_id=None)
+    response = page(request, "login.html.j2", status_code=401, next=target, message=detail)
+    if clear:
+        response.delete_cookie(COOKIE, path=PREFIX)
+    return response
+
+
+@post("/logout", name="console-logout", status_code=303)
+async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
+    response: Response[Any] = Redirect(PREFIX + "/login", status_code=303)
+    response.delete_cookie(COOKIE, path=PREFIX)
+    return response
+
+
+# -- errors as pages ------------------------------------------------------------------
+
+
+def _error_page(
+    request: Request[Any, Any, Any], status: int, title: str, detail: str
+) -> Response[Any]:
+    if status == 401:
+        query = request.url.query
+        target = _safe_next(request.url.path + (f"?{query}" if query else ""))
+        return _login_refused(request, detail, target, clear=bool(request.cookies.get(COOKIE)))
+    return page(request, "error.html.j2", status_code=status, title=title, detail=detail)
+
+
+def on_api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:
+    return _error_page(request, exc.status, PROBLEMS[exc.code].title, exc.detail)
+
+
+def on_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if isinstance(exc, NotFoundException):
+        return _error_page(request, 404, "Not found", f"nothing at {request.url.path}")
+    if isinstance(exc, ValidationException):
+        extra = exc.extra if isinstance(exc.extra, list) else []
+        detail = "; ".join(
+            f"{e.get('key')}: {e.get('message')}" for e in extra if isinstance(e, dict)
+        )
+        return _error_page(request, 400, "The request is malformed", detail or exc.detail)
+    return _error_page(request, exc.status_code, "The request was refused", exc.detail)
+
+
+HANDLERS = [login_form, login, logout]

@@ -1,0 +1,294 @@
+"""The gate's compiled toolset: validators built once per toolset, and what a refusal needs.
+
+`compile_toolset(toolset)` builds, for every tool, the validators of its served
+versions, of the strict form of current and of every alias contract (eagerly:
+accepted calls only look them up). What only a refusal needs is built on the
+first refusal that needs it and kept for the toolset's life: the strict
+validators of the older versions (served and retired) that name the contract a
+version-less call speaks, the engine's report between an older version and
+current, and the input schemas as JSON text.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from registry.canonical import canonical_json, digest
+from registry.compat import Op, classify
+from registry.patterns import linear_validator
+from registry.sdk._logging import get_logger
+from registry.sdk.strict import strict_schema
+from registry.sdk.toolset import AliasEntry, RouteStep, ToolEntry, Toolset, ToolsetError
+from registry.sdk.validators import SchemaValidator, compile_validator
+
+__all__ = [
+    "CompiledAlias",
+    "CompiledTool",
+    "Compiler",
+    "Served",
+    "compile_toolset",
+    "error_details",
+    "validation_failure",
+    "wire",
+]
+
+MAX_ERRORS = 10
+# cosmetic kinds of the engine's vocabulary (DESIGN.md): nothing a caller must change
+_COSMETIC = frozenset(
+    {"description-changed", "title-changed", "examples-changed", "comment-changed", "icons-changed"}
+)
+_INPUT = "/inputSchema"
+
+_log = get_logger("registry.sdk.gate")
+
+
+def wire(version: int) -> str:
+    """A version as the MCP wire writes it: `"v4"`."""
+    return f"v{version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    version: int
+    validator: SchemaValidator
+    ops: tuple[Op, ...]
+
+
+class Compiler:
+    """Builds validators, sharing one per distinct schema; safe to call from any thread."""
+
+    def __init__(self, *, fast: bool = True) -> None:
+        self._fast = fast
+        self._cache: dict[bytes, SchemaValidator] = {}
+        self._lock = threading.Lock()
+
+    def validator(self, schema: Any, where: str) -> SchemaValidator:
+        key = canonical_json(schema)
+        found = self._cache.get(key)
+        if found is None:
+            cls = validator_for(schema, default=Draft202012Validator)
+            try:
+                cls.check_schema(schema)
+            except SchemaError as exc:
+                raise ToolsetError(f"{where}: inputSchema is not a valid schema: {exc}") from exc
+            # no format_checker: `format` is an annotation, as the dialect's default
+            # `pattern` runs on RE2: linear time whatever the pattern and the value.
+            found = compile_validator(schema, linear_validator(cls)(schema), fast=self._fast)
+            with self._lock:
+                found = self._cache.setdefault(key, found)
+        return found
+
+
+def input_schema(definition: Mapping[str, Any]) -> Any:
+    return definition.get("inputSchema", {"type": "object"})
+
+
+@dataclass(slots=True)
+class CompiledTool:
+    """One tool: eager validators for accepted calls, lazy state for refusals."""
+
+    name: str
+    current: Served
+    served: Mapping[int, Served]
+    strict: SchemaValidator
+    digests: Mapping[str, int]
+    retired: frozenset[int]
+    retired_wire: tuple[str, ...]
+    # "v4" and "4" for every version served or retired: the common spellings
+    # skip the regex; any other string still goes through the gate's parser
+    spellings: Mapping[str, int]
+    # every served and retired version whose definition the toolset carries
+    definitions: Mapping[int, Mapping[str, Any]]
+    compiler: Compiler
+    strict_input: Any
+    """The strict form of current's input schema (what version-less calls meet)."""
+    _older: tuple[tuple[int, SchemaValidator], ...] | None = None
+    _changes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    _schema_text: dict[tuple[int, bool], str] = field(default_factory=dict)
+
+    def schema(self, version: int, *, strict: bool = False) -> Any:
+        """The input schema of `version`; `strict` (current only): its strict form."""
+        if strict and version == self.current.version:
+            return self.strict_input
+        return input_schema(self.definitions[version])
+
+    def schema_text(self, version: int, *, strict: bool = False) -> str:
+        """`schema(version, strict=...)` as compact JSON (cached)."""
+        key = (version, strict)
+        text = self._schema_text.get(key)
+        if text is None:
+            text = msgspec.json.encode(self.schema(version, strict=strict)).decode()
+            self._schema_text[key] = text
+        return text
+
+    def infer(self, arguments: Any) -> int | None:
+        """The newest older version (served or retired) whose strict form accepts
+        `arguments`; None when none does. Only for calls current refused strictly.
+
+        Strict forms, because the open form of a version whose objects leave
+        `additionalProperties` absent or true accepts any stray property: every
+        version would match seed 000's `timeout_ms` call, current included.
+        """
+        if not isinstance(arguments, dict):
+            return None
+        for version, validator in self._older_validators():
+            if validator.matches(arguments):
+                return version
+        return None
+
+    def _older_validators(self) -> tuple[tuple[int, SchemaValidator], ...]:
+        older = self._older
+        if older is None:
+            built = []
+            for version in sorted(self.definitions, reverse=True):
+                if version == self.current.version:
+                    continue
+                try:
+                    built.append(
+                        (
+                            version,
+                            self.compiler.validator(
+                                strict_schema(self.schema(version)),
+                                f"{self.name} v{version} (strict)",
+                            ),
+                        )
+                    )
+                except ToolsetError as exc:
+                    # a retired definition no engine reads: it can name no call
+                    _log.warning(
+                        "gate.inference_skipped", tool=self.name, version=version, error=str(exc)
+                    )
+            older = self._older = tuple(built)
+        return older
+
+    def changes_to_current(self, version: int) -> list[dict[str, Any]]:
+        """What changed in the input schema from `version` to current, in the
+        engine's words: `{kind, path, message, old, new}`, cosmetic kinds left out."""
+        found = self._changes.get(version)
+        if found is None:
+            try:
+                report = classify(
+                    dict(self.definitions[version]), dict(self.definitions[self.current.version])
+                )
+            except Exception as exc:  # an engine failure must not turn a refusal into a crash
+                _log.warning(
+                    "gate.changes_unavailable", tool=self.name, version=version, error=str(exc)
+                )
+                found = []
+            else:
+                found = [
+                    {
+                        "kind": str(change.kind),
+                        "path": change.path,
+                        "message": change.message,
+                        "old": change.old,
+                        "new": change.new,
+                    }
+                    for change in report.changes
+                    if change.path.startswith(_INPUT) and str(change.kind) not in _COSMETIC
+                ]
+            self._changes[version] = found
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledAlias:
+    name: str
+    target: CompiledTool
+    contract_version: int
+    contract_digest: str
+    validator: SchemaValidator
+    ops: tuple[Op, ...] | None
+    schema: Any
+
+
+def _flatten(route: Iterable[RouteStep]) -> tuple[Op, ...]:
+    return tuple(op for step in route for op in step.ops)
+
+
+def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
+    served = {
+        v.version: Served(
+            v.version,
+            compiler.validator(input_schema(v.definition), f"{entry.name} v{v.version}"),
+            _flatten(v.route),
+        )
+        for v in entry.versions
+    }
+    strict_input = strict_schema(input_schema(entry.current_version.definition))
+    strict = compiler.validator(strict_input, f"{entry.name} v{entry.current} (strict)")
+    digests = {v.digest: v.version for v in entry.versions}
+    digests.update({r.digest: r.version for r in entry.retired})
+    retired = sorted(r.version for r in entry.retired)
+    definitions: dict[int, Mapping[str, Any]] = {v.version: v.definition for v in entry.versions}
+    definitions.update({r.version: r.definition for r in entry.retired if r.definition is not None})
+    return CompiledTool(
+        name=entry.name,
+        current=served[entry.current],
+        served=served,
+        strict=strict,
+        digests=digests,
+        retired=frozenset(retired),
+        retired_wire=tuple(wire(v) for v in retired),
+        spellings={
+            spelled: version
+            for version in (*served, *retired)
+            for spelled in (wire(version), str(version))
+        },
+        definitions=definitions,
+        compiler=compiler,
+        strict_input=strict_input,
+    )
+
+
+def _compile_alias(entry: AliasEntry, target: CompiledTool, compiler: Compiler) -> CompiledAlias:
+    schema = input_schema(entry.definition)
+    return CompiledAlias(
+        name=entry.name,
+        target=target,
+        contract_version=entry.contract.version,
+        contract_digest=digest(entry.definition),
+        validator=compiler.validator(schema, f"alias {entry.name}"),
+        ops=None if entry.route is None else _flatten(entry.route),
+        schema=schema,
+    )
+
+
+def compile_toolset(
+    toolset: Toolset, *, fast: bool = True
+) -> tuple[dict[str, CompiledTool], dict[str, CompiledAlias]]:
+    compiler = Compiler(fast=fast)
+    tools = {t.name: _compile_tool(t, compiler) for t in toolset.tools}
+    aliases = {a.name: _compile_alias(a, tools[a.target], compiler) for a in toolset.aliases}
+    return tools, aliases
+
+
+# ---------------------------------------------------------------- validation detail
+
+_NOT_AN_OBJECT = {"path": "", "keyword": "type", "message": "arguments must be an object"}
+
+
+def error_details(validator: SchemaValidator, instance: Any) -> list[dict[str, Any]]:
+    """[] when `instance` is a valid arguments object, else up to MAX_ERRORS
+    error details (`SchemaValidator.explain`)."""
+    if not isinstance(instance, dict):
+        return [dict(_NOT_AN_OBJECT, schemaPath="")]
+    return validator.explain(instance, MAX_ERRORS)
+
+
+def validation_failure(
+    validator: SchemaValidator, instance: Any
+) -> tuple[str, list[dict[str, Any]]]:
+    """(one-line message, error details) of an instance `validator` refuses."""
+    errors = error_details(validator, instance)
+    first = errors[0] if errors else {"path": "", "message": "refused"}
+    located = f" at {first['path']}" if first["path"] else ""
+    return f"{first['message']}{located}", errors

@@ -1,0 +1,431 @@
+"""The console over HTTP (no browser): authorization as the API's, sign-in safety, bad
+input, lookup per protocol revision, plan as the pipeline sees it, the live fragment."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import html
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from registry.api.openapi import openapi_document
+from registry.canonical import digest
+from registry.console import HTMX
+from tests.api.conftest import ADMIN_TOKEN, Registry, serve
+from tests.console.conftest import BILLING, DB_QUERY, seed_000
+from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1
+
+STATIC = Path(__file__).resolve().parents[2] / "registry" / "console" / "static"
+HTMX_SHA256 = "d6fdc75f204e6bdefa99b69bf1e6d4ac69b8a364f77929f45c13476b4000f717"
+COOKIE = "registry_console_token"
+SAME_SITE = {"Sec-Fetch-Site": "same-origin"}
+
+
+def signed_in(registry: Registry, secret: str) -> httpx.AsyncClient:
+    """A client carrying the console's cookie (and no Authorization header)."""
+    return httpx.AsyncClient(base_url=registry.url, timeout=30, cookies={COOKIE: secret})
+
+
+def text_of(page: str) -> str:
+    """What a page says, tags dropped, entities decoded, white space collapsed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_console_is_not_in_the_api_spec() -> None:
+    assert not [path for path in openapi_document()["paths"] if path.startswith("/ui")]
+
+
+async def test_pages_need_a_token_unless_reads_are_open(registry: Registry) -> None:
+    await seed_000(registry.client)
+    async with registry.anonymous() as anonymous:
+        for path in ("/ui/", "/ui/namespaces/billing", "/ui/namespaces/billing/tools/db.query"):
+            answer = await anonymous.get(path)
+            assert answer.status_code == 401, path
+            assert answer.headers["content-type"].startswith("text/html")
+            assert '<input type="password" id="token" name="token"' in answer.text
+            assert "Traceback" not in answer.text
+    app = await serve(registry.database_url, open_reads=True)
+    try:
+        async with httpx.AsyncClient(base_url=app.url, timeout=30) as anonymous:
+            page = await anonymous.get("/ui/namespaces/billing/tools/db.query")
+            assert page.status_code == 200
+            assert "Version 2" in page.text and "Open reads" in page.text
+            # Open reads open reads only: the audit log still needs an admin token.
+            assert (await anonymous.get("/ui/audit")).status_code == 401
+            assert (await anonymous.get("/v1/audit")).status_code == 401
+    finally:
+        await app.stop()
+
+
+async def test_sign_in_keeps_the_token_in_a_strict_http_only_cookie(registry: Registry) -> None:
+    await seed_000(registry.client)
+    reader = await registry.token("billing:read")
+    async with registry.anonymous() as browser:
+        answer = await browser.post(
+            "/ui/login",
+            data={"token": reader, "next": "/ui/namespaces/billing"},
+            headers=SAME_SITE,
+        )
+        assert answer.status_code == 303
+        assert answer.headers["location"] == "/ui/namespaces/billing"
+        cookie = answer.headers["set-cookie"]
+        assert cookie.startswith(f"{COOKIE}={reader};")
+        assert {"HttpOnly", "Path=/ui", "SameSite=strict"} <= {
+            part.strip() for part in cookie.split(";")
+        }
+        page = await browser.get("/ui/namespaces/billing")  # the cookie jar sends it
+        assert page.status_code == 200 and "db.query" in page.text
+        assert page.headers["cache-control"] == "no-store"
+        out = await browser.post("/ui/logout", headers=SAME_SITE)
+        assert out.status_code == 303 and out.headers["location"] == "/ui/login"
+        assert 'registry_console_token=""' in out.headers["set-cookie"]
+        assert (await browser.get("/ui/namespaces/billing")).status_code == 401
+
+
+async def test_sign_in_refuses_bad_tokens_other_sites_and_foreign_redirects(
+    registry: Registry,
+) -> None:
+    reader = await registry.token("billing:read")
+    async with registry.anonymous() as browser:
+        wrong = await browser.post("/ui/login", data={"token": "nope"}, headers=SAME_SITE)
+        assert wrong.status_code == 401
+        assert "the bearer token is unknown or revoked" in wrong.text
+        empty = await browser.post("/ui/login", data={"token": " "}, headers=SAME_SITE)
+        assert empty.status_code == 422 and "Enter a token" in empty.text
+        for headers in (
+            {"Sec-Fetch-Site": "cross-site"},
+            {"Sec-Fetch-Site": "same-site"},
+            {"Origin": "https://evil.example"},
+        ):
+            refused = await browser.post("/ui/login", data={"token": reader}, headers=headers)
+            assert refused.status_code == 403, headers
+            assert "set-cookie" not in refused.headers
+            out = await browser.post("/ui/logout", headers=headers)
+            assert out.status_code == 403, headers
+        for target in ("https://evil.example/", "//evil.example/ui/", "/v1/audit", "/ui\\x"):
+            answer = await browser.post(
+                "/ui/login", data={"token": reader, "next": target}, headers=SAME_SITE
+            )
+            assert answer.headers["location"] == "/ui/", target
+    # A cookie whose token was revoked (or never existed): back to sign-in, cookie cleared.
+    async with signed_in(registry, "mtr_gone") as stale:
+        answer = await stale.get("/ui/")
+        assert answer.status_code == 401
+        assert 'registry_console_token=""' in answer.headers["set-cookie"]
+
+
+async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Registry) -> None:
+    await seed_000(registry.client)
+    other = await registry.client.post(
+        "/v1/namespaces/search/tools/search/versions", json={"definition": SEARCH_V1}
+    )
+    assert other.status_code == 201, other.text
+    reader = await registry.token("billing:read")
+    async with signed_in(registry, reader) as console:
+        front = await console.get("/ui/")
+        assert front.status_code == 200
+        assert 'href="/ui/namespaces/billing"' in front.text
+        assert "/ui/namespaces/search" not in front.text
+        for path in (
+            "/ui/namespaces/search",
+            "/ui/namespaces/search/tools/search",
+            "/ui/namespaces/search/tools/search/diff",
+            "/ui/namespaces/search/toolset?tool=search&wait=0",
+            "/ui/audit",
+            "/ui/audit?namespace=billing",
+        ):
+            answer = await console.get(path)
+            assert answer.status_code == 403, path
+            assert "has no" in answer.text, path
+        # The digest of another namespace's tool is not found for this token, as in the API.
+        found = await console.get("/ui/lookup", params={"digest": digest(SEARCH_V1)})
+        assert "no registered version has digest" in found.text
+        # Planning needs publish, as POST /v1/apply?plan=true does.
+        manifest = json.dumps({"namespace": "billing", "tool": DB_QUERY_V4})
+        plan = await console.post("/ui/plan", data={"manifest": manifest}, headers=SAME_SITE)
+        assert plan.status_code == 403 and "billing:publish" in plan.text
+        # The timeline without the audit log: who published is not shown to a reader.
+        tool = await console.get("/ui/namespaces/billing/tools/db.query")
+        assert "which needs <code>billing:admin</code>" in tool.text
+        assert "bootstrap" not in tool.text
+    admin = await registry.token("billing:admin")
+    async with signed_in(registry, admin) as a:
+        filters = {"namespace": "billing", "action": "version.retire"}
+        audit = await a.get("/ui/audit", params=filters)
+        assert audit.status_code == 200
+        rows = re.findall(r'<td data-label="Action"><code>([a-z.]+)</code>', audit.text)
+        assert rows == ["version.retire"]
+        assert (await a.get("/ui/audit")).status_code == 403  # every namespace: *:admin
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "says"),
+    [
+        ("/ui/namespaces/Billing", 400, "ns"),
+        ("/ui/namespaces/billing/tools/db query", 400, "tool"),
+        ("/ui/namespaces/billing/tools/db.query/diff?old=9", 404, "version 9 of billing/db.query"),
+        ("/ui/namespaces/billing/tools/db.query/diff?old=x", 400, "old"),
+        ("/ui/namespaces/billing/tools/nope", 404, "tool billing/nope does not exist"),
+        ("/ui/namespaces/nope", 404, "nope"),
+        ("/ui/audit?namespace=Not+Valid", 400, "namespace 'Not Valid' does not match"),
+        ("/ui/audit?before=-1", 400, "before"),
+        ("/ui/nowhere", 404, "nothing at /ui/nowhere"),
+        ("/ui/namespaces/billing/toolset?tool=db.query&wait=61", 400, "wait"),
+    ],
+)
+async def test_bad_input_gets_a_page_that_says_why(
+    registry: Registry, path: str, status: int, says: str
+) -> None:
+    await seed_000(registry.client)
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        answer = await console.get(path)
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert says in text_of(answer.text)
+    assert "Traceback" not in answer.text
+
+
+async def test_lookup_says_what_each_tool_is_per_protocol_revision(registry: Registry) -> None:
+    with_output = {**DB_QUERY_V4, "outputSchema": {"type": "object"}}
+    published = await registry.client.post(f"{DB_QUERY}/versions", json={"definition": with_output})
+    assert published.status_code == 201, published.text
+    # What a 2025-03-26 server lists: no outputSchema (that revision has none).
+    listing = {"tools": [DB_QUERY_V4, {**SEARCH_V1, "name": "unregistered"}]}
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        answer = await console.post(
+            "/ui/lookup",
+            data={"namespace": "billing", "listing": json.dumps(listing)},
+            headers=SAME_SITE,
+        )
+        assert answer.status_code == 200, answer.text
+        cells = re.findall(
+            r'<td data-label="([0-9-]+)"><span class="badge status-(\w+)">', answer.text
+        )
+        by_revision = dict(cells[:5])
+        assert by_revision["2025-03-26"] == "current"
+        assert by_revision["2025-06-18"] == "unknown"  # from here on outputSchema counts
+        assert {status for _, status in cells[5:]} == {"unknown"}  # the unregistered tool
+        # The API's verify answers the same for the same revision.
+        api = await registry.client.post(
+            "/v1/namespaces/billing/verify",
+            json={"tools": listing["tools"], "protocolVersion": "2025-06-18"},
+        )
+        assert [t["status"] for t in api.json()["tools"]] == ["unknown", "unknown"]
+
+        found = await console.get("/ui/lookup", params={"digest": digest(with_output)})
+        assert 'href="/ui/namespaces/billing/tools/db.query#v1"' in found.text
+        pasted = await console.post(
+            "/ui/lookup", data={"listing": digest(with_output)}, headers=SAME_SITE
+        )
+        assert 'href="/ui/namespaces/billing/tools/db.query#v1"' in pasted.text
+        for bad, says in (
+            ('{"tools": [1, ', "the pasted listing:1:"),
+            ("[]", "the listing has no tools"),
+            ('"text"', "this is not a tools/list result"),
+        ):
+            answer = await console.post(
+                "/ui/lookup", data={"namespace": "billing", "listing": bad}, headers=SAME_SITE
+            )
+            assert answer.status_code == 422, bad
+            assert says in answer.text, (bad, text_of(answer.text))
+        not_a_tool = await console.post(
+            "/ui/lookup", data={"namespace": "billing", "listing": "[1]"}, headers=SAME_SITE
+        )
+        assert not_a_tool.status_code == 422
+        assert "a tool is an object with a string name" in not_a_tool.text
+
+
+async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
+    registry: Registry,
+) -> None:
+    await registry.client.put(BILLING)
+    first = await registry.client.post(f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V3})
+    assert first.status_code == 201
+    manifests = {
+        "db.query.yaml": "namespace: billing\ntool:\n"
+        + "".join(f"  {line}\n" for line in json.dumps(DB_QUERY_V4, indent=2).splitlines()),
+        "search.json": json.dumps({"namespace": "billing", "tool": SEARCH_V1}),
+        "fresh.json": json.dumps({"namespace": "fresh", "tool": SEARCH_V1}),
+    }
+    before = (await registry.client.get("/v1/audit", params={"limit": 1000})).json()["events"]
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        answer = await console.post(
+            "/ui/plan",
+            files=[("files", (name, text.encode())) for name, text in manifests.items()],
+            headers=SAME_SITE,
+        )
+    assert answer.status_code == 200, answer.text
+    page = text_of(answer.text)
+    assert "billing/db.query: new-version v2 (db.query.yaml)" in page
+    assert "billing/search: create v1 (search.json)" in page
+    assert "namespace fresh: create" in page and "namespace billing: exists" in page
+    assert "refused: decisions missing" in page
+    assert "version 1 of db.query is still served" in page
+    api = await registry.client.post(
+        "/v1/apply?plan=true",
+        json={
+            "manifests": [
+                {"namespace": "billing", "tool": DB_QUERY_V4},
+                {"namespace": "billing", "tool": SEARCH_V1},
+                {"namespace": "fresh", "tool": SEARCH_V1},
+            ]
+        },
+    )
+    plan = api.json()
+    assert [(t["tool"], t["action"], t["version"], t["accepted"]) for t in plan["tools"]] == [
+        ("db.query", "new-version", 2, False),
+        ("search", "create", 1, True),
+        ("search", "create", 1, True),
+    ]
+    assert {n["name"]: n["action"] for n in plan["namespaces"]} == {
+        "billing": "unchanged",
+        "fresh": "create",
+    }
+    after = (await registry.client.get("/v1/audit", params={"limit": 1000})).json()["events"]
+    assert after == before, "planning wrote nothing"
+
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        broken = await console.post(
+            "/ui/plan",
+            data={"manifest": "namespace: billing\ntool:\n  name: db.query\n  inputSchema: [\n"},
+            headers=SAME_SITE,
+        )
+        assert broken.status_code == 422
+        assert re.search(r"pasted\.yaml:\d+:\d+: ", broken.text), text_of(broken.text)
+        nothing = await console.post("/ui/plan", data={"manifest": ""}, headers=SAME_SITE)
+        assert nothing.status_code == 422 and "paste a manifest" in nothing.text
+
+
+async def test_the_live_fragment_answers_with_a_change_or_the_next_request(
+    registry: Registry,
+) -> None:
+    await seed_000(registry.client)
+    etag = (await registry.client.get(f"{BILLING}/toolset")).headers["etag"].strip('"')
+    live = "/ui/namespaces/billing/toolset"
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        tool = await console.get("/ui/namespaces/billing/tools/db.query")
+        found = re.search(r"seen=([0-9a-f]+)&amp;known=&amp;", tool.text)
+        assert found is not None, "the page's first live request carries no digest yet"
+        seen = found.group(1)
+
+        def next_request(answer: httpx.Response) -> str:
+            poller = re.search(r'<div id="live" hx-get="([^"]+)"', answer.text)
+            assert poller is not None, answer.text
+            return html.unescape(poller.group(1)).replace("%3A", ":")
+
+        # The first request learns the digest; nothing changed since the page: no timeline.
+        first = await console.get(live, params={"tool": "db.query", "seen": seen, "wait": 1})
+        assert first.status_code == 200
+        assert f"known={etag}" in next_request(first) and f"seen={seen}" in next_request(first)
+        assert 'id="timeline"' not in first.text
+        held = await console.get(
+            live, params={"tool": "db.query", "seen": seen, "known": etag, "wait": 1}
+        )
+        assert 'id="timeline"' not in held.text and f"known={etag}" in next_request(held)
+        # Another tool changing the toolset does not re-render this one.
+        other = await registry.client.post(
+            "/v1/namespaces/billing/tools/search/versions", json={"definition": SEARCH_V1}
+        )
+        assert other.status_code == 201
+        moved = await console.get(
+            live, params={"tool": "db.query", "seen": seen, "known": etag, "wait": 5}
+        )
+        assert 'id="timeline"' not in moved.text
+        new_etag = (await registry.client.get(f"{BILLING}/toolset")).headers["etag"].strip('"')
+        assert new_etag != etag and f"known={new_etag}" in next_request(moved)
+        # A page that shows something else gets the timeline, swapped in out of band.
+        stale = await console.get(live, params={"tool": "db.query", "seen": "0" * 32, "wait": 5})
+        assert '<section id="timeline" aria-labelledby="timeline-heading" hx-swap-oob="true">' in (
+            stale.text
+        )
+        assert f"seen={seen}" in next_request(stale)
+        assert 'id="live-status"' in stale.text and "current is version 2" in stale.text
+
+
+async def test_assets_are_served_here_and_pages_reach_nothing_else(registry: Registry) -> None:
+    await seed_000(registry.client)
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        script = await console.get(f"/ui/static/{HTMX}")
+        assert script.status_code == 200
+        header, _, body = script.content.partition(b"\n")
+        assert b"htmx 2.0.11" in header and b"Zero-Clause BSD" in header
+        assert hashlib.sha256(body).hexdigest() == HTMX_SHA256
+        assert (STATIC / HTMX).read_bytes() == script.content
+        for path in (
+            "/ui/",
+            "/ui/namespaces/billing",
+            "/ui/namespaces/billing/tools/db.query",
+            "/ui/namespaces/billing/tools/db.query/diff",
+            "/ui/lookup",
+            "/ui/plan",
+            "/ui/audit",
+            "/ui/login",
+        ):
+            page = await console.get(path)
+            assert page.status_code == 200, path
+            policy = page.headers["content-security-policy"]
+            assert "default-src 'none'" in policy and "connect-src 'self'" in policy
+            assert page.headers["x-frame-options"] == "DENY"
+            targets = re.findall(r'(?:src|href|action|hx-get)="([^"]*)"', page.text)
+            assert targets, path
+            outside = [t for t in targets if not t.startswith(("/ui/", "#", "data:"))]
+            assert outside == [], (path, outside)
+
+
+def test_a_definition_changes_in_the_diff_with_its_lines_marked() -> None:
+    from registry.console.views import side_by_side
+
+    old = copy.deepcopy(DB_QUERY_V3)
+    rows = side_by_side(old, DB_QUERY_V4)
+    tagged = {(r.tag, (r.old_line or "").strip(), (r.new_line or "").strip()) for r in rows}
+    assert ("changed", '"timeout_ms": {', '"timeout": {') in tagged
+    assert ("removed", '"default": 30000,', "") in tagged
+    assert ("added", "", '"additionalProperties": true,') in tagged
+    same = [r for r in rows if r.tag == "same"]
+    assert all(r.old_line == r.new_line for r in same)
+    assert [r.old_number for r in rows if r.old_number] == list(
+        range(1, len(json.dumps(old, indent=2).splitlines()) + 1)
+    )
+    assert {r.tag for r in side_by_side(old, old)} == {"same"}
+
+
+async def test_the_timeline_shows_decisions_routes_and_who_to_an_admin(
+    registry: Registry,
+) -> None:
+    await registry.client.put(BILLING)
+    assert (
+        await registry.client.post(f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V3})
+    ).status_code == 201
+    ops = [
+        {"op": "rename", "from": "/timeout_ms", "to": "/timeout"},
+        {"op": "fill", "path": "/timeout", "value": 30000},
+        {"op": "reject", "path": "/mode", "values": ["write"], "message": "read-only now"},
+    ]
+    landed = await registry.client.post(
+        f"{DB_QUERY}/versions",
+        json={"definition": DB_QUERY_V4, "converters": [{"from": 1, "ops": ops}]},
+    )
+    assert landed.status_code == 201, landed.text
+    alias = await registry.client.put(
+        f"{BILLING}/aliases/db_query_v1",
+        json={"target": "db.query", "contract": {"tool": "db.query", "version": 1}},
+    )
+    assert alias.status_code == 201, alias.text
+    async with signed_in(registry, ADMIN_TOKEN) as console:
+        tool = text_of((await console.get("/ui/namespaces/billing/tools/db.query")).text)
+        namespace = text_of((await console.get("/ui/namespaces/billing")).text)
+    v2 = tool[tool.index("Version 2") : tool.index("Version 1")]
+    v1 = tool[tool.index("Version 1") :]
+    assert "by bootstrap" in v2
+    assert "Decided with it registered a converter from version 1 to 2 (by bootstrap)" in v2
+    assert "Converters to it from v1:" in v2 and '"op":"rename"' in v2
+    assert "Route to current v1 → v2: converter" in v1  # v1 is still served, through it
+    assert "Alias contracts db_query_v1" in v1
+    assert "Aliases resolving to db.query db_query_v1 speaks db.query v1" in tool
+    # The namespace page: the alias, its contract and its route through the converter.
+    assert "db_query_v1 db.query db.query v1 v1 → v2: converter" in namespace
