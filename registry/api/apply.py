@@ -8,7 +8,14 @@ from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Principal
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    problem_responses,
+)
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import namespace_name, store_decision, tool_name
 from registry.canonical import digest as canonical_digest
@@ -149,7 +156,20 @@ async def _execute(
     "/v1/apply",
     summary="Plan or apply a bundle of manifests, all or nothing",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "invalid-definition",
+        "breaking-change",
+        "conflict",
+        "version-not-found",
+        "converter-invalid",
+        "converter-unverified",
+        "request-invalid",
+        "illegal-transition",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def apply(
     request: Request[Any, Any, Any],

@@ -11,7 +11,15 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
 from registry.api.params import NamespaceName
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    namespace_not_found,
+    problem_responses,
+)
 from registry.api.services import principal
 from registry.api.tools import _reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
@@ -161,7 +169,9 @@ def _answers(svc: Any, ns: str, built: BuiltToolset) -> _Answers:
     summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
     media_type="application/json",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404),
+        **problem_responses(
+            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "namespace-not-found", *SERVER_PROBLEMS
+        ),
         200: ResponseSpec(
             data_container=ToolsetPayload,
             generate_examples=False,
@@ -200,7 +210,7 @@ async def toolset(
     else:
         built = await svc.cache.get(ns)
     if built is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
+        raise namespace_not_found(ns)
     answers = _answers(svc, ns, built)
     if header is not None and (header == answers.etag or etag_matches(header, built.digest)):
         return _Ready(answers.not_modified)
@@ -211,7 +221,14 @@ async def toolset(
     "/v1/namespaces/{ns:str}/verify",
     summary="Check a tools/list result against the registry, per tool",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "namespace-not-found",
+        "invalid-protocol-version",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def verify(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
@@ -219,7 +236,7 @@ async def verify(
     svc = await _reader(request, ns)
     snapshot = await repository.load_namespace(svc.database, ns)
     if snapshot is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
+        raise namespace_not_found(ns)
     by_tool: dict[str, list[Version]] = {}
     for version in snapshot.versions:
         by_tool.setdefault(version.tool, []).append(version)

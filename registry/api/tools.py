@@ -12,7 +12,11 @@ from litestar.params import FromQuery, JSONBody
 from registry.api.auth import Action, Principal
 from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
 from registry.api.problems import (
-    COMMON_PROBLEMS,
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    POLICY_PROBLEMS,
+    SERVER_PROBLEMS,
     ApiError,
     also_answers,
     namespace_not_found,
@@ -137,7 +141,7 @@ def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None
 @get(
     "/v1/namespaces",
     summary="List namespaces",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses("unauthenticated", *SERVER_PROBLEMS),
 )
 async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     svc = services(request)
@@ -152,7 +156,9 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     summary="Create a namespace",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *BODY_PROBLEMS, *SERVER_PROBLEMS
+        ),
         **also_answers(200, NamespaceEntry, "The namespace already exists"),
     },
 )
@@ -171,7 +177,9 @@ async def create_namespace(
 @get(
     "/v1/namespaces/{ns:str}/tools",
     summary="Tools with their current version",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "namespace-not-found", *SERVER_PROBLEMS
+    ),
 )
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     svc = await _reader(request, ns)
@@ -235,7 +243,16 @@ def _plan(
     summary="Publish a version (DESIGN.md publishing rule)",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "namespace-not-found",
+            "invalid-definition",
+            "breaking-change",
+            *POLICY_PROBLEMS,
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
     },
 )
@@ -324,7 +341,15 @@ def _version_path(ns: str, tool: str, version: int) -> str:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
     summary="Dry run of publish: the report and the decisions still missing",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "namespace-not-found",
+        "invalid-definition",
+        *POLICY_PROBLEMS,
+        *SERVER_PROBLEMS,
+    ),
 )
 async def check(
     request: Request[Any, Any, Any],
@@ -373,7 +398,9 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
     summary="A tool's history, newest last",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
     svc = await _reader(request, ns)
@@ -386,7 +413,9 @@ async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: Tool
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}",
     summary="One version",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def get_version(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
@@ -399,7 +428,9 @@ async def get_version(
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/diff",
     summary="The change report from version `against` to version n",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def diff(
     request: Request[Any, Any, Any],
@@ -450,7 +481,15 @@ async def _lifecycle_call(coro: Any) -> Version:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/deprecate",
     summary="Deprecate a version, with an optional sunset",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "not-found",
+        "illegal-transition",
+        "route-lost",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def deprecate(
     request: Request[Any, Any, Any],
@@ -480,7 +519,15 @@ async def deprecate(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/retire",
     summary="Retire a version (final)",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "not-found",
+        "illegal-transition",
+        "route-lost",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def retire(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
@@ -508,7 +555,15 @@ async def retire(
     summary="Register a verified converter",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "not-found",
+            "conflict",
+            *POLICY_PROBLEMS,
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(200, ConverterAnswer, "The same converter was already registered"),
     },
 )
@@ -558,7 +613,15 @@ async def register_converter(
     "/v1/namespaces/{ns:str}/aliases/{alias:str}",
     summary="Create or re-point an alias",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "not-found",
+            "conflict",
+            *POLICY_PROBLEMS,
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(201, AliasAnswer, "The alias was created"),
     },
 )
