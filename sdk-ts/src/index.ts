@@ -1,0 +1,44 @@
+/**
+ * @mcp-tool-registry/gate: the MCP tool registry's gate for TypeScript MCP servers.
+ *
+ *     import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+ *     import { syncToolset, gateMcpServer } from "@mcp-tool-registry/gate";
+ *
+ *     const toolset = await syncToolset(REGISTRY_URL, "billing", { cache: ".cache/billing.json", token });
+ *     const watcher = toolset.watch();                  // long-polls, swaps, backs off
+ *     gateMcpServer(server, watcher);                   // gated tools/call, tools/list, list_changed
+ */
+
+export { canonicalJson, digest, DigestError, payloadDigest } from "./canonical.js";
+export { apply, ConversionRejected, ConverterError, type Op, parsePointer } from "./converters.js";
+export {
+  CONVERSION_REJECTED,
+  type Decision,
+  type Declared,
+  Gate,
+  type GateError,
+  type GateOptions,
+  INVALID_PARAMS,
+  type OnDecision,
+  SCHEMA_VERSION_MISMATCH,
+  SCHEMA_VERSION_RETIRED,
+  SCHEMA_VERSION_UNKNOWN,
+  STRICT_VALIDATION_FAILED,
+} from "./gate.js";
+export { type Logger, stderrLogger } from "./logging.js";
+export { STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
+export { strictSchema } from "./strict.js";
+export {
+  type AliasEntry,
+  type ContractChange,
+  type Json,
+  type JsonObject,
+  type RetiredVersion,
+  type RouteStep,
+  type ToolEntry,
+  Toolset,
+  ToolsetError,
+  type ToolsetPayload,
+  type VersionEntry,
+} from "./toolset.js";
+export type { ErrorDetail } from "./validators.js";
