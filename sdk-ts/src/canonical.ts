@@ -27,13 +27,12 @@ function serialise(value: unknown, out: string[]): void {
   } else if (typeof value === "boolean") {
     out.push(value ? "true" : "false");
   } else if (typeof value === "number") {
+    // (an integer past 2**53 that Python's rfc8785 refuses has lost its digits
+    // in JSON.parse already: no payload the registry digested holds one)
     if (!Number.isFinite(value)) throw new DigestError(`not canonicalisable JSON: ${value}`);
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      // the Python SDK (rfc8785) refuses integers outside the IEEE 754 safe range
-      throw new DigestError(`not canonicalisable JSON: integer ${value} is outside the safe range`);
-    }
     out.push(JSON.stringify(value));
   } else if (typeof value === "string") {
+    if (!value.isWellFormed()) throw new DigestError("not canonicalisable JSON: a string holds a lone surrogate");
     out.push(JSON.stringify(value));
   } else if (Array.isArray(value)) {
     out.push("[");
@@ -52,7 +51,8 @@ function serialise(value: unknown, out: string[]): void {
       if (item === undefined) continue;
       if (!first) out.push(",");
       first = false;
-      out.push(JSON.stringify(key), ":");
+      serialise(key, out);
+      out.push(":");
       serialise(item, out);
     }
     out.push("}");
