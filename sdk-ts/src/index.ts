@@ -2,10 +2,10 @@
  * @mcp-tool-registry/gate: the MCP tool registry's gate for TypeScript MCP servers.
  *
  *     import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
- *     import { syncToolset, gateMcpServer } from "@mcp-tool-registry/gate";
+ *     import { gateMcpServer, syncToolset, watchToolset } from "@mcp-tool-registry/gate";
  *
  *     const toolset = await syncToolset(REGISTRY_URL, "billing", { cache: ".cache/billing.json", token });
- *     const watcher = toolset.watch();                  // long-polls, swaps, backs off
+ *     const watcher = watchToolset(toolset);            // long-polls, swaps, backs off
  *     gateMcpServer(server, watcher);                   // gated tools/call, tools/list, list_changed
  */
 
@@ -42,3 +42,35 @@ export {
   type VersionEntry,
 } from "./toolset.js";
 export type { ErrorDetail } from "./validators.js";
+export {
+  gateMcpServer,
+  GatedTools,
+  type GateOptions as AdapterOptions,
+  gateServer,
+  MODEL_FACING_SINCE,
+  RefusalError,
+  refusal,
+  type Refusals,
+  type ToolHandler,
+  type ToolsetSource,
+} from "./mcp.js";
+export { KNOWN_REVISIONS, projectCallResult, projectTool, revisionOf } from "./revisions.js";
+export {
+  Backoff,
+  BOOT_BACKOFF,
+  CACHE_FORMAT,
+  type CachedToolset,
+  type OnChange,
+  originOf,
+  readCache,
+  syncToolset,
+  SyncError,
+  type SyncOptions,
+  type SyncSource,
+  toolsetUrl,
+  WATCH_BACKOFF,
+  type WatchOptions,
+  watchToolset,
+  ToolsetWatcher,
+  writeCache,
+} from "./sync.js";
