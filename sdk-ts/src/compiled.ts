@@ -46,6 +46,15 @@ export class CompiledTool {
   readonly spellings: ReadonlyMap<string, number>;
   /** Every served and retired version whose definition the toolset carries. */
   readonly definitions: ReadonlyMap<number, JsonObject>;
+  /** What an accepted call needs, in one small object: the gate's hot path. */
+  readonly hot: {
+    readonly name: string;
+    readonly version: number;
+    readonly wire: string;
+    readonly digits: string;
+    readonly validate: (instance: unknown) => boolean;
+    readonly strict: (instance: unknown) => boolean;
+  };
   private readonly carried: ReadonlyMap<number, readonly ContractChange[]>;
   private older: Array<[number, SchemaValidator]> | undefined;
   private readonly schemaTexts = new Map<string, string>();
@@ -67,6 +76,14 @@ export class CompiledTool {
     this.current = served.get(entry.current)!;
     this.strictInput = strictSchema(inputSchema(entry.versions[0]!.definition));
     this.strict = compiler.validator(this.strictInput, `${entry.name} v${entry.current} (strict)`);
+    this.hot = {
+      name: entry.name,
+      version: entry.current,
+      wire: wire(entry.current),
+      digits: String(entry.current),
+      validate: this.current.validator.validate,
+      strict: this.strict.validate,
+    };
     const digests = new Map<string, number>(entry.versions.map((v) => [v.digest, v.version]));
     for (const r of entry.retired) digests.set(r.digest, r.version);
     this.digests = digests;

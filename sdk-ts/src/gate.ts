@@ -172,14 +172,55 @@ export class Gate {
   /** Decide one call: `args` and `meta` exactly as they came on the wire. */
   check(name: string, args: unknown, meta?: unknown): Decision {
     const tool = this.tools.get(name);
-    if (tool === undefined) {
-      const alias = this.aliases.get(name);
-      if (alias === undefined) {
-        return this.finish(refuse(name, null, INVALID_PARAMS, `Unknown tool: ${name}`, "unknown_tool"), NOTHING);
-      }
-      return this.checkAlias(alias, args, meta);
-    }
+    if (tool === undefined) return this.checkOther(name, args, meta);
     const argumentsObject = args ?? {};
+    if (meta !== null && typeof meta === "object") {
+      // the hot path: current declared by version alone, valid (one comparison, one validate)
+      const said = (meta as Record<string, unknown>).schemaVersion;
+      const hot = tool.hot;
+      if (
+        (said === hot.wire || said === hot.version || said === hot.digits) &&
+        (meta as Record<string, unknown>).schemaHash == null &&
+        typeof argumentsObject === "object" &&
+        !Array.isArray(argumentsObject) &&
+        hot.validate(argumentsObject)
+      ) {
+        const decision: Decision = {
+          accepted: true,
+          tool: hot.name,
+          version: hot.version,
+          arguments: argumentsObject as Record<string, unknown>,
+          error: null,
+        };
+        if (this.onDecision !== undefined) {
+          this.notify(decision, { version: hot.version, schemaVersion: said, schemaHash: null, alias: null });
+        }
+        return decision;
+      }
+    } else if (typeof argumentsObject === "object" && !Array.isArray(argumentsObject) && tool.hot.strict(argumentsObject)) {
+      // nothing declared and strictly valid: the caller's own object
+      const decision: Decision = {
+        accepted: true,
+        tool: tool.name,
+        version: tool.hot.version,
+        arguments: argumentsObject as Record<string, unknown>,
+        error: null,
+      };
+      return this.onDecision === undefined ? decision : this.finish(decision, NOTHING);
+    }
+    return this.decide(tool, argumentsObject, meta);
+  }
+
+  private checkOther(name: string, args: unknown, meta: unknown): Decision {
+    const alias = this.aliases.get(name);
+    if (alias === undefined) {
+      return this.finish(refuse(name, null, INVALID_PARAMS, `Unknown tool: ${name}`, "unknown_tool"), NOTHING);
+    }
+    return this.checkAlias(alias, args, meta);
+  }
+
+  /** Every branch but the two hot ones (kept out of `check` so that it stays small). */
+  private decide(tool: CompiledTool, argumentsObject: unknown, meta: unknown): Decision {
     let schemaVersion: unknown = undefined;
     let schemaHash: unknown = undefined;
     if (isPlainObject(meta)) {
