@@ -29,7 +29,7 @@ from registry.console.views import ListingError, listed_tools, verify_rows
 from registry.documents import DocumentError, parse_document
 from registry.manifests import collect_sources
 from registry.policy.plan import ApplyRequest
-from registry.policy.verify import REVISIONS
+from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
 from registry.store import repository
 
 __all__ = ["HANDLERS"]

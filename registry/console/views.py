@@ -21,7 +21,8 @@ from typing import Any, Literal
 import msgspec
 
 from registry.compat import ChangeReport
-from registry.policy.verify import REVISIONS, ToolVerdict
+from registry.policy.verify import ToolVerdict
+from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
 from registry.store import Alias, AuditEvent, Converter, Version
 from registry.store.overview import VersionState
 
