@@ -252,6 +252,7 @@ def publish_namespace(port: int) -> tuple[str, int]:
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url=base, headers=auth, timeout=30) as client:
+        client.put(f"/v1/namespaces/{NAMESPACE}").raise_for_status()  # namespaces are explicit
         for i in range(PAYLOAD_TOOLS):
             definition = {
                 "name": f"tool.{i:03d}",

@@ -298,6 +298,16 @@ _TOKEN_PREFIX = "mtr_"
 _NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 < s <= 3600)")
+    return value
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port")
@@ -324,7 +334,10 @@ def _settings(args: argparse.Namespace) -> Any:
 
     flags = {
         name: getattr(args, name, None)
-        for name in ("database_url", "data_dir", "host", "port", "open_reads")
+        for name in (
+            *("database_url", "data_dir", "host", "port", "open_reads"),
+            *("header_read_timeout", "body_read_timeout"),
+        )
     }
     try:
         return Settings.from_env(**flags)
@@ -343,6 +356,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "REGISTRY_BOOTSTRAP_TOKEN: when set, that token is accepted with scope *:admin "
         "(first start of a new install; then create real ones with `registry token create`). "
+        "REGISTRY_METRICS_TOKEN: when set, /metrics needs it as a bearer token. "
         "Logs are JSON lines on stdout; SIGINT or SIGTERM stops gracefully."
     )
     _database_arguments(parser)
@@ -357,6 +371,20 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="let anonymous callers read (env REGISTRY_OPEN_READS=1); writes always need a token",
+    )
+    parser.add_argument(
+        "--header-read-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="time a connection may take to send a request's headers, or stay idle "
+        "between requests (env REGISTRY_HEADER_READ_TIMEOUT, default 10; granian only)",
+    )
+    parser.add_argument(
+        "--body-read-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="time a request's body may take to arrive, after its headers "
+        "(env REGISTRY_BODY_READ_TIMEOUT, default 30); later: 408",
     )
     parser.add_argument(
         "--server",
@@ -478,7 +506,7 @@ def _checked_scopes(scopes: list[str]) -> list[str]:
             namespace, _ = parse_scope(scope)
         except ValueError as error:
             raise InputError(str(error)) from None
-        if namespace != "*" and not re.match(_NAMESPACE_PATTERN, namespace):
+        if namespace != "*" and not re.fullmatch(_NAMESPACE_PATTERN, namespace):
             raise InputError(
                 f"scope {scope!r}: {namespace!r} is not a namespace ({_NAMESPACE_PATTERN}) nor '*'"
             )

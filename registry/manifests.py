@@ -68,6 +68,7 @@ from registry.canonical import DigestError, digest
 from registry.compat.converters import ConverterError, parse_ops
 from registry.definitions import DefinitionError, validate_definition
 from registry.documents import DocumentError, located, parse_document, read_source
+from registry.patterns import linear_validator
 from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody
 from registry.policy.publishing import ConverterRequest, DeprecationRequest, PublishRequest
 
@@ -280,7 +281,9 @@ def manifest_schema() -> dict[str, Any]:
     return json.loads(json.dumps(_schema()))  # type: ignore[no-any-return]
 
 
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$", re.ASCII
+)
 
 # jsonschema's own `date-time` check needs an optional package; this one is
 # RFC 3339 (a time zone is required), with the calendar checked by datetime.
@@ -291,7 +294,7 @@ _FORMATS = FormatChecker(formats=())
 def _is_date_time(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
-    if _RFC3339.match(instance) is None:
+    if _RFC3339.fullmatch(instance) is None:
         return False
     _parse_datetime(instance)  # the calendar: month 13 or February 30 raise
     return True
@@ -303,7 +306,11 @@ def _parse_datetime(text: str) -> datetime:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(_schema(), format_checker=_FORMATS)
+    # RE2 for the schema's `pattern`s: its `$` matches only at the very end, as
+    # ECMA-262's does (Python's also before a final newline: "billing\n" passed).
+    strict: Any = linear_validator(Draft202012Validator)
+    validator: Draft202012Validator = strict(_schema(), format_checker=_FORMATS)
+    return validator
 
 
 # -- loading one file -------------------------------------------------------------
@@ -613,6 +620,8 @@ def _schema_error(error: ValidationError, text: str, name: str) -> ManifestError
             message += f" ({_PATTERN_HINTS[value]})"
     elif validator == "minimum":
         message = f"must be at least {value}, not {_show(instance)}"
+    elif validator == "maximum":
+        message = f"must be at most {value}, not {_show(instance)}"
     elif validator == "format" and value == "date-time":
         message = (
             f"{_show(instance)} is not an RFC 3339 date-time with a time zone "

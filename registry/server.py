@@ -59,7 +59,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 import structlog
 
-from registry.api.settings import Settings
+from registry.api.settings import HEADER_READ_TIMEOUT, Settings
 
 if TYPE_CHECKING:
     from registry.store.embedded import EmbeddedPostgres
@@ -132,7 +132,7 @@ def check_listen_address(host: str, port: int) -> None:
 def _usable_data_dir(data_dir: str) -> Path:
     path = Path(data_dir).expanduser()
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)  # others may not list it
         with tempfile.TemporaryFile(dir=path, prefix=".probe-"):
             pass
     except OSError as exc:
@@ -204,6 +204,7 @@ async def _ensure_database(admin_dsn: str, name: str) -> None:
 def start_embedded(data_dir: str) -> tuple[EmbeddedPostgres, str]:
     """Start the embedded PostgreSQL under `data_dir`; returns it and the registry DSN."""
     from registry.store.embedded import EmbeddedPostgres, EmbeddedPostgresError
+    from registry.store.roles import provision_app_role
 
     path = _usable_data_dir(data_dir)
     try:
@@ -218,28 +219,35 @@ def start_embedded(data_dir: str) -> tuple[EmbeddedPostgres, str]:
         ) from None
     try:
         asyncio.run(_ensure_database(server.dsn(), EMBEDDED_DATABASE))
+        # The registry works as its own role, owner of its tables and nothing more.
+        asyncio.run(
+            provision_app_role(
+                server.dsn(EMBEDDED_DATABASE), EMBEDDED_DATABASE, server.app_password()
+            )
+        )
     except BaseException:
         server.stop()
         raise
     _log.info("embedded_postgres_started", data_dir=str(path), port=server.port)
-    return server, server.dsn(EMBEDDED_DATABASE)
+    return server, server.app_dsn(EMBEDDED_DATABASE)
 
 
 def running_embedded_dsn(data_dir: str) -> str | None:
     """The registry DSN of an embedded PostgreSQL already running under `data_dir`
     (started by `registry serve`), from its `postmaster.pid` (line 4 is the port)
-    and the superuser password file; None when none is running."""
-    from registry.store.embedded import SUPERUSER
+    and the registry role's password file; None when none is running."""
+    from registry.store.embedded import APP_PASSWORD_FILE
+    from registry.store.roles import APP_ROLE
 
     base = Path(data_dir)
     try:
         lines = (base / "pgdata" / "postmaster.pid").read_text().splitlines()
         pid, port = int(lines[0]), int(lines[3])
-        password = (base / "password").read_text().strip()
+        password = (base / APP_PASSWORD_FILE).read_text().strip()
         os.kill(pid, 0)
     except (OSError, IndexError, ValueError):
         return None
-    return f"postgresql://{SUPERUSER}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
+    return f"postgresql://{APP_ROLE}:{password}@127.0.0.1:{port}/{EMBEDDED_DATABASE}"
 
 
 def require_embedded_data(data_dir: str) -> None:
@@ -461,7 +469,11 @@ class _Runner(Protocol):
 
 
 class _UvicornRunner:
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    def __init__(
+        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+    ) -> None:
+        # uvicorn has no bound on the time to receive headers (`header_read_timeout`
+        # applies with granian only); its keep-alive idle timeout stays its default.
         import uvicorn
 
         class Server(uvicorn.Server):
@@ -499,8 +511,11 @@ class _DropExperimentalWarning(logging.Filter):
 
 
 class _GranianRunner:
-    def __init__(self, app: Any, host: str, port: int) -> None:
-        from granian.constants import Interfaces
+    def __init__(
+        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+    ) -> None:
+        from granian.constants import HTTPModes, Interfaces
+        from granian.http import HTTP1Settings
         from granian.log import LogLevels
         from granian.server.embed import Server
 
@@ -525,6 +540,12 @@ class _GranianRunner:
             # granian's default (the backlog, 128 when embedded) resets the connections
             # of requests beyond it; long-polls each hold a request for up to 60 s.
             backpressure=MAX_CONCURRENT_REQUESTS,
+            # HTTP/1.1 only: in `auto` mode granian first waits, unbounded, for the bytes
+            # that tell HTTP/2 from 1.1, so a connection that sends nothing was held for
+            # ever; hyper's header timeout covers an HTTP/1.1 connection from its start
+            # (and the idle time between requests on a kept-alive one).
+            http=HTTPModes.http1,
+            http1_settings=HTTP1Settings(header_read_timeout=int(header_read_timeout * 1000)),
         )
         # The embedded server (one worker in this event loop) says it is experimental.
         logging.getLogger("_granian").addFilter(_DropExperimentalWarning())
@@ -536,7 +557,7 @@ class _GranianRunner:
         self._server.stop()  # type: ignore[no-untyped-call]
 
 
-_RUNNERS: Final[dict[str, Callable[[Any, str, int], _Runner]]] = {
+_RUNNERS: Final[dict[str, Callable[..., _Runner]]] = {
     "granian": _GranianRunner,
     "uvicorn": _UvicornRunner,
 }
@@ -549,8 +570,10 @@ async def serve_app(
     *,
     server: str = DEFAULT_SERVER,
     stop: asyncio.Event | None = None,
+    header_read_timeout: float = HEADER_READ_TIMEOUT,
 ) -> None:
-    """Serve `app` until `stop` is set (default: SIGINT or SIGTERM), then shut down gracefully."""
+    """Serve `app` until `stop` is set (default: SIGINT or SIGTERM), then shut down gracefully.
+    `header_read_timeout`: seconds a connection may take to send a request's headers."""
     if server not in _RUNNERS:
         raise ValueError(f"unknown server {server!r}; choose one of {', '.join(SERVERS)}")
     loop = asyncio.get_running_loop()
@@ -559,7 +582,7 @@ async def serve_app(
         for sig in _SIGNALS:
             loop.add_signal_handler(sig, stop.set)
     where = f"{host}:{port}"
-    runner = _RUNNERS[server](app.asgi, host, port)
+    runner = _RUNNERS[server](app.asgi, host, port, header_read_timeout)
     serving = asyncio.ensure_future(runner.serve())
     started = asyncio.ensure_future(app.lifecycle.wait_started())
     stopping = asyncio.ensure_future(stop.wait())
@@ -607,7 +630,14 @@ async def _serve(settings: Settings, server: str) -> None:
         _log.info("migrations_applied", migrations=applied)
     if stop.is_set():
         return
-    await serve_app(build_app(settings), settings.host, settings.port, server=server, stop=stop)
+    await serve_app(
+        build_app(settings),
+        settings.host,
+        settings.port,
+        server=server,
+        stop=stop,
+        header_read_timeout=settings.header_read_timeout,
+    )
 
 
 def run_server(settings: Settings, *, server: str = DEFAULT_SERVER) -> None:

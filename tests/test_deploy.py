@@ -547,7 +547,7 @@ _REQUIRED_VARIABLE = re.compile(r"\$\{[A-Z_]+:\?[^}]*\}")
 def test_compose_commits_no_secrets() -> None:
     services = compose()["services"]
     secrets = {
-        "postgres": ["POSTGRES_PASSWORD"],
+        "postgres": ["POSTGRES_PASSWORD", "REGISTRY_DB_PASSWORD"],
         "migrate": ["REGISTRY_DATABASE_URL"],
         "registry": ["REGISTRY_DATABASE_URL", "REGISTRY_BOOTSTRAP_TOKEN"],
     }
@@ -566,6 +566,25 @@ def test_compose_commits_no_secrets() -> None:
         if line.strip() and not line.startswith("#"):
             name, _, value = line.partition("=")
             assert value == "", f"{name} in .env.example must stay empty"
+
+
+def test_compose_runs_the_registry_as_its_own_role_not_the_superuser() -> None:
+    services = compose()["services"]
+    postgres = services["postgres"]
+    superuser = postgres["environment"]["POSTGRES_USER"]
+    for name in ("migrate", "registry"):
+        url = services[name]["environment"]["REGISTRY_DATABASE_URL"]
+        user = re.match(r"postgresql://([^:]+):", url)
+        assert user and user.group(1) == "registry" != superuser, url
+        assert "REGISTRY_DB_PASSWORD" in url
+    mounts = dict(
+        m.rsplit(":", 1)[0].split(":", 1) for m in postgres["volumes"] if m.startswith("./")
+    )
+    assert mounts["./registry-role.sql"] == "/registry-role.sql"
+    init = mounts["./postgres-init.sh"]
+    assert init.startswith("/docker-entrypoint-initdb.d/") and init.endswith(".sh")
+    script = (DEPLOY / "postgres-init.sh").read_text()
+    assert 'password="$REGISTRY_DB_PASSWORD"' in script and "-f /registry-role.sql" in script
 
 
 # --- README -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
 import asyncpg  # type: ignore[import-untyped, unused-ignore]
 import structlog
@@ -27,15 +27,20 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import apply, capabilities, ops, sync, tools
+from registry.api import apply, capabilities, digests, ops, sync, tools
+from registry.api.access import authorize, require_coverage
+from registry.api.bodies import require_json
+from registry.api.deadlines import body_deadline
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
+from registry.api.params import exact_names
 from registry.api.problems import ApiError
+from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
 from registry.api.toolset_cache import Loaded, ToolsetCache
 from registry.console import console_router, template_config
-from registry.documents import DocumentError, check_json_limits
+from registry.policy.publishing import MAX_VERSION
 from registry.policy.routes import RouteFinder
 from registry.policy.toolset import build_toolset
 from registry.store import Db, ToolsetListener, migrate, repository
@@ -62,10 +67,6 @@ DATABASE_DOWN: tuple[type[Exception], ...] = (
 RETRY_AFTER_SECONDS = "5"
 CONNECT_TIMEOUT_SECONDS = 5.0
 COMMAND_TIMEOUT_MARGIN = 1.0  # seconds past statement_timeout before the client gives up
-JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
-# Arrays and objects in one request body: a bundle of manifests may hold several
-# schemas of up to 100,000 nodes each (a 4 MiB body holds at most about 1.4 million).
-MAX_BODY_NODES = 1_000_000
 
 
 def _problem_response(request: Request[Any, Any, Any], error: ApiError) -> Response[Any]:
@@ -118,7 +119,12 @@ def _on_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> R
 
 def _field_message(entry: dict[str, Any]) -> str:
     key, message = entry.get("key"), entry.get("message")
+    if message in _VERSION_BOUNDS:  # only versions have these bounds (VersionNumber)
+        message = f"{message} (versions are positive 32-bit integers)"
     return f"{key}: {message}" if key and key != "data" else str(message)
+
+
+_VERSION_BOUNDS: Final = {"Expected `int` >= 1", f"Expected `int` <= {MAX_VERSION}"}
 
 
 def services_settings(request: Request[Any, Any, Any]) -> Settings:
@@ -139,9 +145,17 @@ def _on_database_down(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 
 def _on_data_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    # PostgreSQL refuses what JSON allows: "\u0000" in text, numbers past its range.
+    # A safety net: the bodies and parameters are checked before the database
+    # (registry.api.bodies, the request Structs' ranges). Its own words name its
+    # internals (query arguments, types): they go to the log, not to the caller.
+    _log.warning(
+        "database_refused_value",
+        error=type(exc).__name__,
+        detail=str(exc),
+        request_id=request_id(request),
+    )
     return _problem_response(
-        request, ApiError("invalid-body", f"the database cannot store this value: {exc}")
+        request, ApiError("invalid-body", "a value in the request is outside what can be stored")
     )
 
 
@@ -154,96 +168,6 @@ def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[
     return _problem_response(
         request, ApiError("internal-error", "an internal error occurred; see the server log")
     )
-
-
-async def _require_json(request: Request[Any, Any, Any]) -> None:
-    if request.method not in JSON_BODY_METHODS:
-        return
-    length = request.headers.get("content-length")
-    if length == "0" or (length is None and "transfer-encoding" not in request.headers):
-        return
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media != "application/json" and not media.endswith("+json"):
-        raise ApiError(
-            "unsupported-media-type",
-            f"the body is {media or 'untyped'}; send application/json",
-        )
-    # A second parse, with the standard library, to refuse what msgspec (which
-    # decodes the body for the handler) would let through silently: duplicate
-    # object keys (msgspec keeps the last one and has no option to refuse them,
-    # msgspec issue #648), and it gives a clear message for NaN, Infinity,
-    # numbers past a double and nesting past the recursion limit. About 9 ms
-    # per MiB. `request.body()` is cached on the request: the handler reads
-    # the same bytes, and a body over the size limit is a 413 here.
-    import json
-    import math
-
-    raw = await request.body()
-    if not raw.strip():
-        return
-    try:  # one pass over the text before any parser builds (or recurses into) it
-        check_json_limits(raw.decode("utf-8", "replace"), "the body", max_nodes=MAX_BODY_NODES)
-    except DocumentError as exc:
-        raise ApiError(
-            "invalid-json",
-            f"the body is refused: {exc.message} (line {exc.line}, column {exc.column})",
-        ) from None
-    found: list[tuple[str, dict[str, Any]]] = []
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs) and not found:
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    found.append((key, obj))
-                    break
-                seen.add(key)
-        return obj
-
-    def constant(name: str) -> Any:
-        raise ApiError("invalid-json", f"the body is not valid JSON: {name} is not a JSON number")
-
-    def finite(text: str) -> float:
-        number = float(text)
-        if math.isinf(number):
-            raise ApiError(
-                "invalid-json",
-                f"the body is not valid JSON: the number {text[:40]} is out of range "
-                "(larger than a double)",
-            )
-        return number
-
-    try:
-        document = json.loads(
-            raw, object_pairs_hook=unique, parse_constant=constant, parse_float=finite
-        )
-    except RecursionError:
-        raise ApiError("invalid-json", "the body is not valid JSON: nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, bad UTF-8, an integer of 4,300+ digits
-        raise ApiError("invalid-json", f"the body is not valid JSON: {exc}") from None
-    if not found:
-        return
-    key, holder = found[0]
-    # the pointer of the object holding the duplicate (error path only)
-    stack: list[tuple[Any, str]] = [(document, "")]
-    where = "?"
-    while stack:
-        value, pointer = stack.pop()
-        if value is holder:
-            where = pointer or "the top level"
-            break
-        if isinstance(value, dict):
-            items: Any = value.items()
-        elif isinstance(value, list):
-            items = enumerate(value)
-        else:
-            continue
-        for name, child in items:
-            if isinstance(child, dict | list):
-                token = str(name).replace("~", "~0").replace("/", "~1")
-                stack.append((child, f"{pointer}/{token}"))
-    raise ApiError("invalid-json", f"duplicate key {key!r} at {where}")
 
 
 def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
@@ -265,8 +189,19 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         metrics.toolset_builds.inc()
         return built, snapshot.next_sunset
 
+    async def is_revoked(token_id: str) -> bool:
+        token = await repository.get_token(svc.database, token_id)
+        return token is None or token.revoked_at is not None
+
     cache = ToolsetCache(load, enabled=lambda: svc.listener is not None and svc.listener.connected)
-    svc = Services(settings=settings, metrics=metrics, finder=finder, cache=cache, db=db)
+    svc = Services(
+        settings=settings,
+        metrics=metrics,
+        finder=finder,
+        cache=cache,
+        revocations=Revocations(is_revoked),
+        db=db,
+    )
     metrics.waiters.set_function(lambda: cache.waiting)
 
     @contextlib.asynccontextmanager
@@ -289,7 +224,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             if applied:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
-        listener = ToolsetListener(dsn, cache.invalidate)
+        listener = ToolsetListener(dsn, cache.invalidate, revocations=svc.revocations.revoked)
         svc.listener = listener
         try:
             await listener.start(wait=10.0)
@@ -302,19 +237,23 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             if pool is not None:
                 await pool.close()
 
+    handlers = [
+        *tools.HANDLERS,
+        *sync.HANDLERS,
+        *digests.HANDLERS,
+        *apply.HANDLERS,
+        *capabilities.HANDLERS,
+        *ops.HANDLERS,
+    ]
+    require_coverage(handlers)
     return Litestar(
-        route_handlers=[
-            *tools.HANDLERS,
-            *sync.HANDLERS,
-            *apply.HANDLERS,
-            *capabilities.HANDLERS,
-            *ops.HANDLERS,
-            console_router(),
-        ],
+        route_handlers=[*handlers, console_router()],
         template_config=template_config(),
         state=State({"services": svc}),
+        # before the body, the parameters and the hook below, in this order
+        guards=[authorize, exact_names],
         lifespan=[lifespan],
-        before_request=_require_json,
+        before_request=require_json,
         exception_handlers={
             ApiError: _on_api_error,
             HTTPException: _on_http_exception,
@@ -323,6 +262,13 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             Exception: _on_unexpected,
         },
         request_max_body_size=settings.max_body_bytes,
+        middleware=[
+            body_deadline(
+                seconds=settings.body_read_timeout,
+                metrics=metrics,
+                drain_bytes=settings.max_body_bytes,
+            )
+        ],
         openapi_config=OpenAPIConfig(
             title="MCP tool registry",
             version=__version__,

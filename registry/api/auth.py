@@ -53,13 +53,17 @@ class Principal(msgspec.Struct, frozen=True):
     def readable(self, namespace: str, open_reads: bool) -> bool:
         return open_reads or self.allows(namespace, "read")
 
-    def require(self, namespace: str | None, action: Action) -> None:
+    def require_token(self) -> None:
+        """401 for an anonymous caller."""
         if self.token_id is None:
             raise ApiError(
                 "unauthenticated",
                 "this needs Authorization: Bearer <token>",
                 headers={"WWW-Authenticate": 'Bearer realm="registry"'},
             )
+
+    def require(self, namespace: str | None, action: Action) -> None:
+        self.require_token()
         if not self.allows(namespace, action):
             where = namespace if namespace is not None else "*"
             raise ApiError(
@@ -82,5 +86,6 @@ def bearer_secret(header: str | None) -> str | None:
     return secret.strip()
 
 
-def is_bootstrap(secret: str, bootstrap: str | None) -> bool:
-    return bootstrap is not None and hmac.compare_digest(secret.encode(), bootstrap.encode())
+def matches_secret(secret: str, expected: str | None) -> bool:
+    """`secret` equals a configured secret (constant time); False when none is configured."""
+    return expected is not None and hmac.compare_digest(secret.encode(), expected.encode())

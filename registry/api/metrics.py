@@ -55,6 +55,16 @@ class Metrics:
             "Requests currently long-polling a toolset.",
             registry=self.registry,
         )
+        self.hangups = Counter(
+            "registry_toolset_longpoll_hangups",
+            "Long-polls whose client hung up before the answer (logged as 304).",
+            registry=self.registry,
+        )
+        self.body_timeouts = Counter(
+            "registry_http_body_timeouts",
+            "Requests cut off (408) because their body did not arrive in time.",
+            registry=self.registry,
+        )
         self.toolset_builds = Counter(
             "registry_toolset_builds",
             "Toolset payloads built from the database.",

@@ -59,7 +59,7 @@ class Observed:
                 await send({"type": "http.response.body", "body": b""})
                 return
         incoming = _header(scope, b"x-request-id")
-        rid = incoming if incoming and _SANE_ID.match(incoming) else uuid.uuid4().hex
+        rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
         status = 500
@@ -102,7 +102,7 @@ class Observed:
     def _allow(self, path: str) -> str | None:
         methods: set[str] = set()
         for pattern, allowed in self._allowed:
-            if pattern.match(path):
+            if pattern.fullmatch(path):
                 methods |= set(allowed)
         return ", ".join(sorted(methods | {"OPTIONS"})) if methods else None
 

@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.params import Parameter
 
-from registry.api.params import NAMESPACE_PATTERN, TOOL_PATTERN
+from registry.api.params import AUDIT_ACTION_PATTERN, NAMESPACE_PATTERN, TOOL_PATTERN, exact
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
 from registry.api.services import principal, services
 from registry.api.wire import AuditPage, Status
@@ -67,10 +67,13 @@ async def audit(
     request: Request[Any, Any, Any],
     namespace: str | None = Parameter(default=None, pattern=NAMESPACE_PATTERN),
     tool: str | None = Parameter(default=None, pattern=TOOL_PATTERN),
-    action: str | None = Parameter(default=None, pattern=r"^[a-z][a-z._-]{0,63}$"),
+    action: str | None = Parameter(default=None, pattern=AUDIT_ACTION_PATTERN),
     after: int | None = Parameter(default=None, ge=0, le=2**63 - 1),
     limit: int = Parameter(default=100, ge=1, le=1000),
 ) -> AuditPage:
+    exact("namespace", namespace, NAMESPACE_PATTERN)
+    exact("tool", tool, TOOL_PATTERN)
+    exact("action", action, AUDIT_ACTION_PATTERN)
     svc = services(request)
     who = await principal(request)
     who.require(namespace, "admin")

@@ -45,6 +45,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "route-lost": ProblemType(409, "The change would leave served versions without a route"),
     "conflict": ProblemType(409, "The request conflicts with what is stored"),
     "illegal-transition": ProblemType(409, "A lifecycle state only moves forward"),
+    "request-timeout": ProblemType(408, "The request was not received in time"),
     "body-too-large": ProblemType(413, "The body is larger than the limit"),
     "unsupported-media-type": ProblemType(415, "The body must be application/json"),
     "invalid-body": ProblemType(422, "The body does not have the expected shape"),
@@ -54,6 +55,8 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "converter-unverified": ProblemType(422, "The converter does not repair every breaking change"),
     "request-invalid": ProblemType(422, "The request contradicts itself"),
     "invalid-protocol-version": ProblemType(422, "Unknown protocol revision"),
+    # nginx's status for a client that closed the connection before the answer
+    "client-closed": ProblemType(499, "The client closed the request"),
     "database-unavailable": ProblemType(503, "The database is unavailable"),
     "not-ready": ProblemType(503, "The service is not ready"),
     "internal-error": ProblemType(500, "Internal error"),

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from litestar import Request
+from litestar.connection import ASGIConnection
 
-from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, is_bootstrap
+from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, matches_secret
 from registry.api.metrics import Metrics
 from registry.api.problems import ApiError
+from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.toolset_cache import ToolsetCache
 from registry.policy.routes import RouteFinder
@@ -25,6 +26,7 @@ class Services:
     metrics: Metrics
     finder: RouteFinder
     cache: ToolsetCache
+    revocations: Revocations
     db: Db | None = None
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -36,17 +38,17 @@ class Services:
         return self.db
 
 
-def services(request: Request[Any, Any, Any]) -> Services:
+def services(request: ASGIConnection[Any, Any, Any, Any]) -> Services:
     found: Services = request.app.state.services
     return found
 
 
-def request_id(request: Request[Any, Any, Any]) -> str | None:
+def request_id(request: ASGIConnection[Any, Any, Any, Any]) -> str | None:
     value = request.scope.get("state", {}).get("request_id")
     return value if isinstance(value, str) else None
 
 
-async def principal(request: Request[Any, Any, Any]) -> Principal:
+async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     """The caller, from its bearer token (cached on the request); anonymous without one."""
     scope = request.scope
     state = scope.get("state")
@@ -59,7 +61,7 @@ async def principal(request: Request[Any, Any, Any]) -> Principal:
     found = Principal(token_id=None)
     if secret is not None:
         svc = services(request)
-        if is_bootstrap(secret, svc.settings.bootstrap_token):
+        if matches_secret(secret, svc.settings.bootstrap_token):
             found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
         else:
             token = await repository.lookup_token(svc.database, repository.hash_token(secret))
@@ -84,7 +86,7 @@ def _authorization(scope: Any) -> str | None:
     return None
 
 
-def actor(request: Request[Any, Any, Any]) -> str | None:
+def actor(request: ASGIConnection[Any, Any, Any, Any]) -> str | None:
     value = request.scope.get("state", {}).get("actor")
     return value if isinstance(value, str) else None
 

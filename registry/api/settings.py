@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Annotated, Final
 
 import msgspec
 
-__all__ = ["Settings"]
+__all__ = ["BODY_READ_TIMEOUT", "HEADER_READ_TIMEOUT", "Settings"]
 
 _TRUE = {"1", "true", "yes", "on"}
+MAX_TIMEOUT: Final = 3600.0
+Seconds = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT)]
+HEADER_READ_TIMEOUT: Final = 10.0
+BODY_READ_TIMEOUT: Final = 30.0
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -19,8 +24,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8080
     bootstrap_token: str | None = None  # accepted with scope *:admin when set
     open_reads: bool = False  # anonymous callers may read
+    metrics_token: str | None = None  # when set, /metrics needs it as a bearer token
     max_body_bytes: int = 4 * 1024 * 1024
     max_wait_seconds: int = 60
+    header_read_timeout: Seconds = HEADER_READ_TIMEOUT  # for a request's headers (granian)
+    body_read_timeout: Seconds = BODY_READ_TIMEOUT  # for a request's body, from its headers
     pool_min: int = 2
     pool_max: int = 10
     statement_timeout_ms: int = 10_000
@@ -37,6 +45,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "port": "REGISTRY_PORT",
             "bootstrap_token": "REGISTRY_BOOTSTRAP_TOKEN",
             "open_reads": "REGISTRY_OPEN_READS",
+            "metrics_token": "REGISTRY_METRICS_TOKEN",
+            "header_read_timeout": "REGISTRY_HEADER_READ_TIMEOUT",
+            "body_read_timeout": "REGISTRY_BODY_READ_TIMEOUT",
         }
         for field, variable in names.items():
             raw = env.get(variable)
@@ -48,7 +59,21 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 values[field] = int(raw)
             elif field == "open_reads":
                 values[field] = raw.strip().lower() in _TRUE
+            elif field.endswith("_timeout"):
+                values[field] = _seconds(variable, raw)
             else:
                 values[field] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
         return msgspec.convert(values, cls)
+
+
+def _seconds(variable: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= MAX_TIMEOUT:
+        raise ValueError(
+            f"{variable}={raw!r} is not a number of seconds (0 < s <= {MAX_TIMEOUT:g})"
+        )
+    return value

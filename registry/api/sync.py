@@ -1,4 +1,4 @@
-"""What MCP servers and clients read: the toolset, digest lookups, listing verification."""
+"""What MCP servers read: the toolset (ETag, long-polls), and listing verification."""
 
 from __future__ import annotations
 
@@ -10,20 +10,17 @@ from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
-from registry.api.params import DigestText, NamespaceName
+from registry.api.params import NamespaceName
 from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
-from registry.api.services import principal, services
+from registry.api.services import principal
 from registry.api.tools import _reader
-from registry.api.wire import DigestAnswer, DigestMatch, VerifyAnswer, VerifyRequest
-from registry.canonical import is_digest
+from registry.api.wire import VerifyAnswer, VerifyRequest
 from registry.policy.toolset import BuiltToolset
 from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
 
-__all__ = ["HANDLERS"]
-
-IMMUTABLE = "public, max-age=31536000, immutable"
+__all__ = ["HANDLERS", "etag_matches"]
 
 
 def _tags(header: str) -> list[str]:
@@ -31,7 +28,7 @@ def _tags(header: str) -> list[str]:
     return [c.strip().removeprefix("W/").strip('"') for c in header.split(",")]
 
 
-def _etag_matches(header: str | None, digest: str) -> bool:
+def etag_matches(header: str | None, digest: str) -> bool:
     if not header:
         return False
     return header.strip() == "*" or digest in _tags(header)
@@ -50,18 +47,33 @@ async def _client_gone(request: Request[Any, Any, Any]) -> None:
 
 
 async def _wait_unless_gone(
-    request: Request[Any, Any, Any], waiting: Coroutine[Any, Any, BuiltToolset | None]
+    request: Request[Any, Any, Any],
+    waiting: Coroutine[Any, Any, BuiltToolset | None],
+    revoked: asyncio.Event,
 ) -> BuiltToolset | None:
-    """The long-poll's answer; a client that hangs up stops holding a waiter at once."""
+    """The long-poll's answer; a client that hangs up stops holding a waiter at once,
+    and a token revoked meanwhile ends it with a 401."""
     waiter = asyncio.ensure_future(waiting)
     gone = asyncio.ensure_future(_client_gone(request))
+    revocation = asyncio.ensure_future(revoked.wait())
     try:
-        await asyncio.wait({waiter, gone}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({waiter, gone, revocation}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         gone.cancel()
+        revocation.cancel()
         if not waiter.done():
-            waiter.cancel()  # takes effect later: the task is not done (nor cancelled) yet
-    if not waiter.done() or waiter.cancelled():
+            waiter.cancel()
+            # Wait for the cancellation to land (asyncio.wait never raises the
+            # waiter's CancelledError); reading a cancelled-but-pending future's
+            # result was the 500 of issue 10 item 2.
+            await asyncio.wait({waiter})
+    if revoked.is_set():
+        raise ApiError(
+            "unauthenticated",
+            "the bearer token was revoked while this request waited",
+            headers={"WWW-Authenticate": 'Bearer realm="registry", error="invalid_token"'},
+        )
+    if waiter.cancelled():
         raise _ClientGone
     return waiter.result()
 
@@ -172,11 +184,16 @@ async def toolset(
     header = _raw_header(request.scope, b"if-none-match")
     if wait and header:
         svc.metrics.waiters.inc()
+        who = await principal(request)  # known already: _reader looked it up
         try:
-            built = await _wait_unless_gone(
-                request, svc.cache.wait_changed(ns, _if_none_match(header), float(wait))
-            )
+            with svc.revocations.watch(who.token_id) as revoked:
+                built = await _wait_unless_gone(
+                    request,
+                    svc.cache.wait_changed(ns, _if_none_match(header), float(wait)),
+                    revoked,
+                )
         except _ClientGone:
+            svc.metrics.hangups.inc()
             return Response(b"", status_code=304)
         finally:
             svc.metrics.waiters.dec()
@@ -185,38 +202,9 @@ async def toolset(
     if built is None:
         raise ApiError("not-found", f"namespace {ns} does not exist")
     answers = _answers(svc, ns, built)
-    if header is not None and (header == answers.etag or _etag_matches(header, built.digest)):
+    if header is not None and (header == answers.etag or etag_matches(header, built.digest)):
         return _Ready(answers.not_modified)
     return _Ready(answers.ok)
-
-
-@get(
-    "/v1/digests/{digest:str}",
-    summary="Which namespace/tool/version a digest is, and its state (immutable, cacheable)",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
-)
-async def lookup_digest(
-    request: Request[Any, Any, Any], digest: DigestText
-) -> Response[DigestAnswer]:
-    if not is_digest(digest):
-        raise ApiError(
-            "invalid-request", f"{digest!r} is not a digest (sha256: and 64 lowercase hex digits)"
-        )
-    svc = services(request)
-    who = await principal(request)
-    found: list[Version] = await repository.find_digest(svc.database, digest)
-    visible = [v for v in found if who.readable(v.namespace, svc.settings.open_reads)]
-    if not visible:
-        if found and who.token_id is None:
-            who.require(None, "read")
-        raise ApiError("not-found", f"no registered version has digest {digest}")
-    answer = DigestAnswer(
-        digest=digest,
-        matches=[
-            DigestMatch(v.namespace, v.tool, v.version, v.state, v.created_at) for v in visible
-        ],
-    )
-    return Response(answer, headers={"Cache-Control": IMMUTABLE, "Vary": "Authorization"})
 
 
 @post(
@@ -248,4 +236,4 @@ async def verify(
     )
 
 
-HANDLERS = [toolset, lookup_digest, verify]
+HANDLERS = [toolset, verify]

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from registry.compat import ChangeReport
-from registry.policy.publishing import Decision
+from registry.policy.publishing import Decision, VersionNumber
 from registry.policy.verify import ToolVerdict
 from registry.store import AuditEvent, Version
 
@@ -100,8 +100,8 @@ class DeprecateRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ConverterBody(msgspec.Struct, forbid_unknown_fields=True):
-    from_: int = msgspec.field(name="from")
-    to: int
+    from_: VersionNumber = msgspec.field(name="from")
+    to: VersionNumber
     ops: list[dict[str, Any]]
 
 
@@ -117,7 +117,7 @@ class ConverterAnswer(msgspec.Struct):
 
 class ContractRef(msgspec.Struct, forbid_unknown_fields=True):
     tool: str
-    version: int
+    version: VersionNumber
 
 
 class AliasRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -139,12 +139,14 @@ class DigestMatch(msgspec.Struct):
     namespace: str
     tool: str
     version: int
-    state: str
+    state: str  # as of the answer: see its Cache-Control (no-cache, revalidate)
     created_at: datetime
+    sunset: datetime | None = None
 
 
-class DigestAnswer(msgspec.Struct):
+class DigestAnswer(msgspec.Struct, kw_only=True):
     digest: str
+    definition_url: str  # the immutable part: the definition the digest names
     matches: list[DigestMatch]
 
 

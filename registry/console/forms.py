@@ -18,6 +18,7 @@ from litestar.params import Parameter
 from litestar.response import Template
 
 from registry.api import apply as api_apply
+from registry.api import digests as api_digests
 from registry.api import sync as api_sync
 from registry.api.params import NAMESPACE_PATTERN, TOOL_PATTERN
 from registry.api.problems import PROBLEMS, ApiError
@@ -79,10 +80,10 @@ async def _digest_answer(request: Request[Any, Any, Any], digest: str) -> dict[s
             }
         }
     try:
-        answer = await api_sync.lookup_digest.fn(request, digest=digest)
+        answer = await api_digests.digest_answer(request, digest)
     except ApiError as exc:
         return {"problem": _inline(exc)}
-    return {"matches": answer.content.matches}
+    return {"matches": answer.matches}
 
 
 @get("/lookup", name="console-lookup")

@@ -69,7 +69,7 @@ Sender = Literal["client", "server", "both"]
 Kind = Literal["request", "notification"]
 CapabilityState = Literal["absent", "declared", "declined"]
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 class CapabilityError(ValueError):
@@ -455,7 +455,7 @@ def _check_revision(value: Any, pointer: str) -> str:
         raise CapabilityError(
             f"`protocolVersion` must be a string, not {_json_type(value)}", pointer
         )
-    if not _DATE.match(value):
+    if not _DATE.fullmatch(value):
         raise CapabilityError(
             f"`protocolVersion` {value!r} is not a revision date (YYYY-MM-DD)", pointer
         )

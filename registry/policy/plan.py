@@ -27,6 +27,7 @@ from registry.policy.publishing import (
     PolicyError,
     PublishRequest,
     ToolStateLike,
+    VersionNumber,
     check_deprecate,
     check_retire,
     plan_publish,
@@ -50,7 +51,7 @@ __all__ = [
 
 class ContractIntent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tool: str
-    version: int
+    version: VersionNumber
 
 
 class AliasIntent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -63,7 +64,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     namespace: str
     tool: dict[str, Any]
-    retire: list[int] = msgspec.field(default_factory=list)
+    retire: list[VersionNumber] = msgspec.field(default_factory=list)
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[AliasIntent] = msgspec.field(default_factory=list)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Final, Literal, Protocol
 
 import msgspec
 
@@ -38,6 +38,7 @@ from registry.compat.kinds import worst
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
 
 __all__ = [
+    "MAX_VERSION",
     "AliasLike",
     "ConverterRequest",
     "Decision",
@@ -47,6 +48,7 @@ __all__ = [
     "PublishOutcome",
     "PublishRequest",
     "ToolStateLike",
+    "VersionNumber",
     "VersionReport",
     "check_deprecate",
     "check_retire",
@@ -104,22 +106,29 @@ class ToolStateLike(Protocol):
 
 # -- the request (the body of POST .../versions and .../check) -------------
 
+MAX_VERSION: Final = 2**31 - 1
+# What a request may name as a version: the store keeps versions as PostgreSQL
+# `integer`, so a larger number is refused here, in the registry's words.
+VersionNumber = Annotated[
+    int, msgspec.Meta(ge=1, le=MAX_VERSION, description="A version: a positive 32-bit integer")
+]
+
 
 class DeprecationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    version: int
+    version: VersionNumber
     sunset: datetime | None = None
 
 
 class ConverterRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A converter from version `from` to the version being published."""
 
-    from_: int = msgspec.field(name="from")
+    from_: VersionNumber = msgspec.field(name="from")
     ops: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     definition: dict[str, Any]
-    retire: list[int] = msgspec.field(default_factory=list)
+    retire: list[VersionNumber] = msgspec.field(default_factory=list)
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
 

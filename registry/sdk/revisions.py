@@ -43,7 +43,7 @@ __all__ = [
     "revision_of",
 ]
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)  # matched whole (fullmatch)
 
 _RESOURCE_2024 = frozenset({"uri", "mimeType"})
 _CONTENT_2024 = {
@@ -153,7 +153,7 @@ class RevisionError(ValueError):
 
 def revision_of(protocol_version: str) -> str:
     """The known revision whose definitions apply: the newest at or before the date."""
-    if not isinstance(protocol_version, str) or not _DATE.match(protocol_version):
+    if not isinstance(protocol_version, str) or not _DATE.fullmatch(protocol_version):
         raise RevisionError(
             f"protocolVersion {protocol_version!r} is not a revision date (YYYY-MM-DD)"
         )

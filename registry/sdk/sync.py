@@ -478,7 +478,7 @@ def _client(timeout: float) -> httpx.AsyncClient:
 
 
 def _check_namespace(namespace: str) -> None:
-    if not _NAMESPACE.match(namespace):
+    if not _NAMESPACE.fullmatch(namespace):
         raise ValueError(f"invalid namespace {namespace!r}: must match {_NAMESPACE.pattern}")
 
 

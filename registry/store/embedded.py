@@ -9,7 +9,14 @@ Layout of the data directory (default `./.registry`):
       pgdata/          the cluster (initdb on first use, reused afterwards)
       password         the superuser password, mode 0600 (the server listens on
                        127.0.0.1 with scram-sha-256, never `trust`)
+      app-password     the password of the registry's own role (`registry.store.roles`),
+                       mode 0600: `registry serve` connects as that role, not as
+                       the superuser
       embedded.lock    held (flock) by the one process that owns the server
+
+The data directory is created 0700, and an existing one of ours is narrowed
+to 0700: other local users neither list nor read it (run as root, `o+x` is
+added back so the server's OS user can reach `pgdata`; see below).
 
 The server listens on a free loopback port (or the one given) and has no
 Unix socket, so deep data-directory paths never hit the socket path limit.
@@ -58,6 +65,7 @@ __all__ = ["DEFAULT_DATA_DIR", "EmbeddedPostgres", "EmbeddedPostgresError", "pos
 DEFAULT_DATA_DIR = Path(".registry")
 DEFAULT_OS_USER = "registry-postgres"
 SUPERUSER = "postgres"
+APP_PASSWORD_FILE = "app-password"
 
 _log = logging.getLogger(__name__)
 
@@ -134,6 +142,17 @@ class EmbeddedPostgres:
             raise EmbeddedPostgresError("the embedded PostgreSQL is not started")
         return f"postgresql://{SUPERUSER}:{self._password}@{self.host}:{self.port}/{database}"
 
+    def app_password(self) -> str:
+        """The password of the registry's role (`registry.store.roles`), made on first use."""
+        return _secret(self.data_dir / APP_PASSWORD_FILE)
+
+    def app_dsn(self, database: str) -> str:
+        """The URL the registry connects with: its own role, not the superuser."""
+        from registry.store.roles import APP_ROLE
+
+        self.port  # noqa: B018 - raises when not started
+        return f"postgresql://{APP_ROLE}:{self.app_password()}@{self.host}:{self.port}/{database}"
+
     def start(self) -> str:
         """Initialise the cluster if needed, start the server, return its DSN."""
         if self.running:
@@ -142,6 +161,9 @@ class EmbeddedPostgres:
         self._acquire_lock()
         try:
             self._run_as = self._choose_os_user()
+            if self.data_dir.stat().st_uid == os.geteuid():
+                # Private to us; the server's OS user (run as root) may only search it.
+                self.data_dir.chmod(0o700 | (stat.S_IXOTH if self._run_as else 0))
             self._prepare_permissions()
             self._password = self._read_or_create_password()
             if not (self.pgdata / "PG_VERSION").exists():
@@ -286,11 +308,7 @@ class EmbeddedPostgres:
                 f"{path} is missing but {self.pgdata} exists: the superuser password is lost; "
                 f"restore the file or remove {self.pgdata} to start afresh"
             )
-        password = secrets.token_urlsafe(24)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(password + "\n")
-        return password
+        return _secret(path)
 
     def _initdb(self) -> None:
         assert self._password is not None
@@ -438,6 +456,17 @@ class EmbeddedPostgres:
             )
         output: str = done.stdout
         return output
+
+
+def _secret(path: Path) -> str:
+    """The secret in `path`; a new random one, written 0600, when there is none."""
+    if path.exists():
+        return path.read_text().strip()
+    secret = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret + "\n")
+    return secret
 
 
 def _ensure_os_user(name: str) -> pwd.struct_passwd:

@@ -1,14 +1,19 @@
-"""LISTEN on `toolset_changed` from a dedicated connection, reconnecting on loss.
+"""LISTEN on `toolset_changed` (and `token_revoked`) from a dedicated connection,
+reconnecting on loss.
 
-    async with ToolsetListener(dsn, on_change) as listener:
-        ...   # on_change("billing") after each committed toolset change
+    async with ToolsetListener(dsn, on_change, revocations=on_revoked) as listener:
+        ...   # on_change("billing") after each committed toolset change,
+              # on_revoked("tok_...") after each committed token revocation
 
 `callback(namespace)` runs for each notification. `callback(None)` means
 "drop everything": the connection was lost, so notifications may have been
 missed; it is called when the loss is noticed and again once reconnected
-(what was cached during the outage may already be stale). A silent network
-failure is noticed by a periodic health query. The callback may be a plain
-function or a coroutine function; it must not block.
+(what was cached during the outage may already be stale). `revocations(id)`
+runs for each revoked token (migration 0002's trigger notifies), and
+`revocations(None)` once reconnected after a loss: a revocation may have been
+missed, so whoever holds tokens should look them up again. A silent network
+failure is noticed by a periodic health query. The callbacks may be plain
+functions or coroutine functions; they must not block.
 
 Start the listener before filling a cache from the database, so that no
 change can slip between the read and the LISTEN.
@@ -29,7 +34,9 @@ import asyncpg  # type: ignore[import-untyped, unused-ignore]
 from registry.store._db import Connection
 from registry.store.repository import CHANNEL
 
-__all__ = ["ToolsetListener"]
+__all__ = ["REVOKED_CHANNEL", "ToolsetListener"]
+
+REVOKED_CHANNEL = "token_revoked"  # migrations/0002_token_revoked_notify.sql
 
 _log = logging.getLogger(__name__)
 
@@ -43,6 +50,7 @@ class ToolsetListener:
         callback: Callback,
         *,
         channel: str = CHANNEL,
+        revocations: Callback | None = None,
         health_interval: float = 10.0,
         health_timeout: float = 5.0,
         connect_timeout: float = 10.0,
@@ -52,6 +60,7 @@ class ToolsetListener:
         self._dsn = dsn
         self._callback = callback
         self._channel = channel
+        self._revocations = revocations
         self._health_interval = health_interval
         self._health_timeout = health_timeout
         self._connect_timeout = connect_timeout
@@ -115,9 +124,9 @@ class ToolsetListener:
 
     # -- internals ------------------------------------------------------------
 
-    def _emit(self, namespace: str | None) -> None:
+    def _emit(self, namespace: str | None, callback: Callback | None = None) -> None:
         try:
-            result = self._callback(namespace)
+            result = (callback or self._callback)(namespace)
         except Exception:
             _log.exception("toolset listener callback failed")
             return
@@ -133,6 +142,9 @@ class ToolsetListener:
 
     def _on_notify(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
         self._emit(str(payload))
+
+    def _on_revoked(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
+        self._emit(str(payload), self._revocations)
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -155,6 +167,8 @@ class ToolsetListener:
             conn.add_termination_listener(lambda _c, event=lost: event.set())
             try:
                 await conn.add_listener(self._channel, self._on_notify)
+                if self._revocations is not None:
+                    await conn.add_listener(REVOKED_CHANNEL, self._on_revoked)
             except (OSError, asyncpg.PostgresError) as exc:
                 _log.warning("toolset listener cannot LISTEN (%s)", exc)
                 conn.terminate()
@@ -165,6 +179,8 @@ class ToolsetListener:
             backoff = self._min_backoff
             if had_connection:
                 self._emit(None)
+                if self._revocations is not None:
+                    self._emit(None, self._revocations)
             had_connection = True
             self._connected.set()
             _log.info("toolset listener connected")

@@ -56,7 +56,7 @@ __all__ = [
 MIGRATIONS_ENV: Final = "REGISTRY_MIGRATIONS_DIR"
 # Any fixed 64-bit key works; this one spells "registry".
 _LOCK_KEY: Final = 8243108395577799289
-_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_.-]+\.sql$")
+_NAME = re.compile(r"^([0-9]{4})_[A-Za-z0-9_.-]+\.sql$")
 _DATA_SUBDIR = Path("share") / "mcp-tool-registry" / "migrations"
 
 _CREATE_TABLE = """
@@ -116,7 +116,7 @@ def load_migrations(directory: str | os.PathLike[str] | None = None) -> list[Mig
     found: list[Migration] = []
     numbers: dict[str, str] = {}
     for path in sorted(folder.glob("*.sql")):
-        match = _NAME.match(path.name)
+        match = _NAME.fullmatch(path.name)
         if match is None:
             raise MigrationError(f"{path.name}: migration files are named NNNN_description.sql")
         if match.group(1) in numbers:

@@ -130,12 +130,12 @@ def _record(row: Row, kind: type[_R]) -> _R:
 
 
 def _check_namespace(name: str) -> None:
-    if not _NAMESPACE.match(name):
+    if not _NAMESPACE.fullmatch(name):
         raise ValueError(f"invalid namespace name {name!r}: must match {_NAMESPACE.pattern}")
 
 
 def _check_tool(name: str) -> None:
-    if not _TOOL.match(name):
+    if not _TOOL.fullmatch(name):
         raise ValueError(f"invalid tool name {name!r}: must match {_TOOL.pattern}")
 
 

@@ -15,7 +15,6 @@ exist (converters, retire) before the bad part is reached.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from registry.api.app import MAX_BODY_NODES
+from registry.api.bodies import MAX_BODY_NODES
 from registry.api.settings import Settings
 from registry.definitions import MAX_IN_PLACE_SCHEMAS, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 from registry.documents import MAX_DOCUMENT_DEPTH
@@ -324,7 +323,82 @@ CASES: list[Case] = [
         publish(dict(DB_QUERY_V4, description="a\u0000b")),
         422,
         "invalid-body",
-        "cannot store this value",
+        "text may not contain the NUL character",
+    ),
+    Case(
+        "NUL character in a property name",
+        "POST",
+        VERSIONS,
+        publish(
+            prop({"type": "string"})
+            | {"inputSchema": {"type": "object", "properties": {"a\u0000": {}}}}
+        ),
+        422,
+        "invalid-body",
+        "text may not contain the NUL character",
+    ),
+    Case(
+        "NUL character in an alias target",
+        "PUT",
+        f"{NS}/aliases/q",
+        {"json": {"target": "db.query\u0000", "contract": {"tool": "db.query", "version": 1}}},
+        422,
+        "invalid-body",
+        "text may not contain the NUL character",
+    ),
+    Case(
+        "NUL character in a manifest namespace",
+        "POST",
+        "/v1/apply",
+        {"json": {"manifests": [{"namespace": "billing\u0000", "tool": DB_QUERY_V4}]}},
+        422,
+        "invalid-body",
+        "text may not contain the NUL character",
+    ),
+    Case(
+        "version to retire past 32 bits",
+        "POST",
+        VERSIONS,
+        publish(DB_QUERY_V4, retire=[2147483648]),
+        422,
+        "invalid-body",
+        "<= 2147483647 (versions are positive 32-bit integers)",
+    ),
+    Case(
+        "version to deprecate past 32 bits",
+        "POST",
+        VERSIONS,
+        publish(DB_QUERY_V4, deprecate=[{"version": 2**40}]),
+        422,
+        "invalid-body",
+        "<= 2147483647 (versions are positive 32-bit integers)",
+    ),
+    Case(
+        "converter source past 32 bits",
+        "POST",
+        SEEDED_CONVERTERS,
+        {"json": {"from": 2147483648, "to": 2, "ops": []}},
+        422,
+        "invalid-body",
+        "<= 2147483647 (versions are positive 32-bit integers)",
+    ),
+    Case(
+        "alias contract version past 32 bits",
+        "PUT",
+        "/v1/namespaces/ledger/aliases/q",
+        {"json": {"target": "db.query", "contract": {"tool": "db.query", "version": 2147483648}}},
+        422,
+        "invalid-body",
+        "<= 2147483647 (versions are positive 32-bit integers)",
+    ),
+    Case(
+        "manifest retires a version past 32 bits",
+        "POST",
+        "/v1/apply?plan=true",
+        {"json": {"manifests": [{"namespace": "ledger", "tool": V2, "retire": [2147483648]}]}},
+        422,
+        "invalid-body",
+        "<= 2147483647 (versions are positive 32-bit integers)",
     ),
     # -- the definition ----------------------------------------------------------------------
     Case(
@@ -638,8 +712,8 @@ CASES: list[Case] = [
         SEEDED,
         publish(DB_QUERY_V4, retire=[0]),
         422,
-        "version-not-found",
-        "retire: version 0 of db.query does not exist",
+        "invalid-body",
+        "retire[0]: Expected `int` >= 1 (versions are positive 32-bit integers)",
     ),
     Case(
         "retire [-1] in a publish",
@@ -647,8 +721,8 @@ CASES: list[Case] = [
         SEEDED,
         publish(DB_QUERY_V4, retire=[-1]),
         422,
-        "version-not-found",
-        "retire: version -1 of db.query does not exist",
+        "invalid-body",
+        "retire[0]: Expected `int` >= 1 (versions are positive 32-bit integers)",
     ),
     Case(
         "retire [1.5] in a publish",
@@ -674,8 +748,8 @@ CASES: list[Case] = [
         SEEDED,
         publish(DB_QUERY_V4, retire=[10**12]),
         422,
-        "version-not-found",
-        "retire: version 1000000000000 of db.query does not exist",
+        "invalid-body",
+        "retire[0]: Expected `int` <= 2147483647 (versions are positive 32-bit integers)",
     ),
     Case(
         "retire a version that does not exist",
@@ -806,9 +880,7 @@ async def test_bad_input_is_a_clear_problem_and_stores_nothing(
 ) -> None:
     before = await _stored(served)
     request = case.request() if callable(case.request) else case.request
-    started = time.perf_counter()
     answer = await served.client.request(case.method, case.path, **request)
-    elapsed = time.perf_counter() - started
     assert answer.status_code == case.status, answer.text[:500]
     assert answer.headers["content-type"].startswith("application/problem+json")
     body = answer.json()
@@ -816,6 +888,6 @@ async def test_bad_input_is_a_clear_problem_and_stores_nothing(
     assert body["status"] == case.status
     assert case.detail in body["detail"], body["detail"][:500]
     assert "Traceback" not in answer.text
-    assert elapsed < 10, f"{case.name} took {elapsed:.1f} s"
+    assert "asyncpg" not in answer.text and "query argument" not in answer.text
     assert (await served.client.get("/healthz")).status_code == 200
     assert await _stored(served) == before, "nothing was stored"

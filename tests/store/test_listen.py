@@ -117,3 +117,22 @@ async def test_the_listener_keeps_trying_until_the_database_answers() -> None:
     assert not listener.connected
     await listener.stop()
     assert received.empty()
+
+
+async def test_a_revocation_notifies_once_on_its_own_channel(
+    database_url: str, db_pool: asyncpg.Pool
+) -> None:
+    toolsets: asyncio.Queue[str | None] = asyncio.Queue()
+    revoked: asyncio.Queue[str | None] = asyncio.Queue()
+    token = await repo.create_token(
+        db_pool, repo.hash_token("s" * 32), ["billing:read"], actor=None, request_id=None
+    )
+    other = await repo.create_token(
+        db_pool, repo.hash_token("t" * 32), ["billing:read"], actor=None, request_id=None
+    )
+    async with ToolsetListener(database_url, toolsets.put_nowait, revocations=revoked.put_nowait):
+        await repo.revoke_token(db_pool, token.id, actor=None, request_id=None)
+        await repo.revoke_token(db_pool, token.id, actor=None, request_id=None)  # no change
+        await repo.revoke_token(db_pool, other.id, actor=None, request_id=None)
+        assert [await _next(revoked), await _next(revoked)] == [token.id, other.id]
+    assert revoked.empty() and toolsets.empty()
