@@ -7,7 +7,7 @@ a window "passes" when the test moves the clock, never by sleeping.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -16,25 +16,13 @@ import pytest_asyncio
 
 from registry.canonical import digest
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
+from tests.clock import Clock
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 from tests.sdk import V3_TO_V4_OPS
 
 TOOLSET = "sha256:" + "ab" * 32
 USAGE = "/v1/namespaces/billing/usage"
 TOOL = "/v1/namespaces/billing/tools/db.query"
-
-
-class Clock:
-    """The registry's clock in these tests: now, moved on by `advance`."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
-
-    def advance(self, delta: timedelta) -> None:
-        self.offset += delta
 
 
 class Clocked(Registry):

@@ -101,13 +101,20 @@ async def handshake(session: ClientSession, version: str = PROTOCOL) -> types.In
 
 @asynccontextmanager
 async def gated_server(
-    tmp_path: Path, *, url: str, namespace: str, cache: Path, name: str = "server"
+    tmp_path: Path,
+    *,
+    url: str,
+    namespace: str,
+    cache: Path,
+    name: str = "server",
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[GatedServer]:
-    """Spawn the example over stdio and open a 2025-06-18 session on it."""
+    """Spawn the example over stdio (`env`: more of its environment) and open a
+    2025-06-18 session on it."""
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(EXAMPLE)],
-        env=server_env(url, namespace, cache),
+        env=server_env(url, namespace, cache) | (env or {}),
         cwd=str(ROOT),
     )
     stderr_path = tmp_path / f"{name}.stderr.log"
