@@ -10,6 +10,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.api.conftest import ADMIN_TOKEN, Registry, registry
@@ -20,6 +21,24 @@ from tests.test_cli_server import assert_one_line_error, run
 
 TOOL = "/v1/namespaces/billing/tools/db.query"
 __all__ = ["registry"]  # the live registry fixture of tests/api
+
+
+async def deprecated_v1_called(client: httpx.AsyncClient, calls: int) -> None:
+    """db.query v1 (seed 000's v3) deprecated behind v2, and `calls` of it reported by
+    the server billing-7."""
+    assert (await client.post(f"{TOOL}/versions", json={"definition": DB_QUERY_V3})).is_success
+    body = {
+        "definition": DB_QUERY_V4,
+        "converters": [{"from": 1, "ops": V3_TO_V4_OPS}],
+        "deprecate": [{"version": 1}],
+    }
+    assert (await client.post(f"{TOOL}/versions", json=body)).is_success
+    report = {
+        "server": "billing-7",
+        "toolset": "sha256:" + "0" * 64,
+        "counts": [{"tool": "db.query", "version": 1, "decision": "converted", "calls": calls}],
+    }
+    assert (await client.post("/v1/namespaces/billing/usage", json=report)).is_success
 
 
 async def run_cli(_: object, *argv: str) -> tuple[int, str, str]:
@@ -101,19 +120,7 @@ async def test_a_retirement_refused_for_its_callers_exits_1_then_warns(
     registry: Registry, capsys: pytest.CaptureFixture[str]
 ) -> None:
     client = registry.client
-    assert (await client.post(f"{TOOL}/versions", json={"definition": DB_QUERY_V3})).is_success
-    body = {
-        "definition": DB_QUERY_V4,
-        "converters": [{"from": 1, "ops": V3_TO_V4_OPS}],
-        "deprecate": [{"version": 1}],
-    }
-    assert (await client.post(f"{TOOL}/versions", json=body)).is_success
-    report = {
-        "server": "billing-7",
-        "toolset": "sha256:" + "0" * 64,
-        "counts": [{"tool": "db.query", "version": 1, "decision": "converted", "calls": 12}],
-    }
-    assert (await client.post("/v1/namespaces/billing/usage", json=report)).is_success
+    await deprecated_v1_called(client, 12)
     common = ("--url", registry.url, "--token", ADMIN_TOKEN)
 
     code, out, err = await run_cli(
@@ -140,19 +147,7 @@ async def test_check_and_plan_say_who_still_calls_a_deprecated_version(
     registry: Registry, tmp_path: Path
 ) -> None:
     client = registry.client
-    assert (await client.post(f"{TOOL}/versions", json={"definition": DB_QUERY_V3})).is_success
-    body = {
-        "definition": DB_QUERY_V4,
-        "converters": [{"from": 1, "ops": V3_TO_V4_OPS}],
-        "deprecate": [{"version": 1}],
-    }
-    assert (await client.post(f"{TOOL}/versions", json=body)).is_success
-    report = {
-        "server": "billing-7",
-        "toolset": "sha256:" + "0" * 64,
-        "counts": [{"tool": "db.query", "version": 1, "decision": "converted", "calls": 5}],
-    }
-    assert (await client.post("/v1/namespaces/billing/usage", json=report)).is_success
+    await deprecated_v1_called(client, 5)
     common = ("--url", registry.url, "--token", ADMIN_TOKEN)
     manifest = {"namespace": "billing", "tool": DB_QUERY_V4}
     (tmp_path / "db.json").write_text(json.dumps(manifest))
