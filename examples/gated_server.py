@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -253,7 +254,18 @@ def main(argv: list[str] | None = None) -> None:
         logging.basicConfig(
             stream=sys.stderr, level=level.upper(), format="%(asctime)s %(levelname)s %(message)s"
         )
-    asyncio.run(serve(args))
+    asyncio.run(run(args))
+
+
+async def run(args: argparse.Namespace) -> None:
+    """`serve`, ended by SIGTERM as by the end of its input: the way out flushes the last
+    usage counts (an MCP client closing a stdio server sends SIGTERM after 2 s)."""
+    task = asyncio.current_task()
+    assert task is not None
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows loops
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await serve(args)
 
 
 if __name__ == "__main__":

@@ -998,8 +998,18 @@ def run_usage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _second(stamp: str | None) -> str:
+    """An RFC 3339 time from the API, to the second, in UTC (`2026-06-01T12:00:00Z`)."""
+    from datetime import UTC, datetime
+
+    if not stamp:
+        return "-"
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _print_usage(name: str, answer: Any, versions: list[Any], out: TextIO) -> None:
-    print(f"{name}: calls reported by gated servers since {answer['since']}", file=out)
+    print(f"{name}: calls reported by gated servers since {_second(answer['since'])}", file=out)
     if not any(v["calls"] for v in versions):
         print("no calls in this window", file=out)
         return
@@ -1013,7 +1023,7 @@ def _print_usage(name: str, answer: Any, versions: list[Any], out: TextIO) -> No
                 label,
                 entry.get("state") or "-",
                 f"{entry['calls']:,}",
-                entry["last_seen"] or "-",
+                _second(entry["last_seen"]),
                 servers or "-",
             )
         )

@@ -76,9 +76,6 @@ MAX_KEYS: Final = 10_000
 MAX_COUNTS: Final = 10_000
 """The most entries one report may carry (the registry refuses more)."""
 
-ACCEPTED: Final = "accepted"
-CONVERTED: Final = "converted"
-REFUSED: Final = "refused"
 
 Outcome: TypeAlias = Literal["accepted", "converted", "refused"]
 Key: TypeAlias = tuple[str, "int | None", Outcome, "str | None"]
@@ -138,13 +135,13 @@ class UsageCounter:
 
     def record(self, decision: Decision, declared: Declared) -> None:
         """Count one decision (see the module docstring for the key)."""
-        if decision.accepted:
+        if decision.accepted:  # the hot path: literals, no global lookups
             version = declared.version
             current = decision.version
             if version is None or version == current:
-                key: Key = (decision.tool, current, ACCEPTED, None)
+                key: Key = (decision.tool, current, "accepted", None)
             else:
-                key = (decision.tool, version, CONVERTED, None)
+                key = (decision.tool, version, "converted", None)
         else:
             error = decision.error
             if error is None or decision.version is None:
@@ -155,15 +152,15 @@ class UsageCounter:
             else:
                 version = _wire_version(data.get("inferredVersion"))
             reason = data.get("reason")
-            key = (decision.tool, version, REFUSED, reason if isinstance(reason, str) else None)
+            key = (decision.tool, version, "refused", reason if isinstance(reason, str) else None)
         counts = self._counts
-        seen = counts.get(key)
-        if seen is not None:
-            counts[key] = seen + 1
-        elif len(counts) < self._max_keys:
-            counts[key] = 1
-        else:
-            self._dropped += 1
+        try:
+            counts[key] += 1
+        except KeyError:
+            if len(counts) < self._max_keys:
+                counts[key] = 1
+            else:
+                self._dropped += 1
 
     def take(self) -> tuple[dict[Key, int], int]:
         """The counts and the dropped calls so far; the counter starts again from zero."""
