@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import statistics
 import sys
 import time
@@ -36,7 +35,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.gate_bench import Contender
+from bench.gate_bench import Contender, _load
 from registry.sdk import Gate, Toolset
 from registry.sdk.usage import UsageCounter
 from tests.sdk import seed_000
@@ -79,14 +78,6 @@ def time_paired(contenders: list[Contender], calls: int, chunk: int) -> list[flo
             medians[contender.label] = statistics.median(samples) / 1000
         deltas.append(medians[contenders[-1].label] - medians[contenders[0].label])
     return deltas
-
-
-def _load() -> str:
-    try:
-        one, five, fifteen = os.getloadavg()
-    except OSError:
-        return "n/a"
-    return f"{one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} CPUs)"
 
 
 def main(argv: list[str] | None = None) -> int:
