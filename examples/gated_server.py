@@ -198,6 +198,7 @@ async def usage_reporting(
 
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
+    usage_interval()  # a bad setting stops the server before it syncs anything
     source: Toolset | ToolsetSource
     try:
         if args.toolset is not None:

@@ -145,14 +145,14 @@ async def refused(call: Awaitable[Any], code: int) -> dict[str, Any]:
 
 
 async def run_to_exit(
-    url: str, namespace: str, cache: Path, timeout: float = 30
+    url: str, namespace: str, cache: Path, timeout: float = 30, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
     """Run the example without a client until it exits: (exit code, stderr)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(EXAMPLE),
         cwd=str(ROOT),
-        env=get_default_environment() | server_env(url, namespace, cache),
+        env=get_default_environment() | server_env(url, namespace, cache) | (env or {}),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

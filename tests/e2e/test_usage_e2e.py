@@ -16,15 +16,15 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.api.conftest import ADMIN_TOKEN, serve
+from tests.api.conftest import ADMIN_TOKEN, Registry, serve
 from tests.clock import Clock
-from tests.e2e.harness import gated_server, publish, refused
+from tests.e2e.harness import gated_server, publish, refused, run_to_exit
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 from tests.sdk import V3_TO_V4_OPS
 
@@ -131,7 +131,8 @@ async def test_stale_callers_are_seen_and_their_version_retired_only_once_idle(
             code, out, err = await registry_cli(app.url, "usage", "billing", "db.query")
             assert code == 0, err
             (v1_line,) = [line for line in out.splitlines() if line.startswith("v1 ")]
-            assert v1_line.split()[:4] == ["v1", "deprecated", "4", stale["last_seen"]]
+            shown = last_seen.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            assert v1_line.split()[:4] == ["v1", "deprecated", "4", shown]
             assert "billing-a (4)" in v1_line
             assert "v1: converted 3, refused strict_validation_failed 1" in out
 
@@ -171,3 +172,24 @@ async def test_stale_callers_are_seen_and_their_version_retired_only_once_idle(
     finally:
         await client.aclose()
         await app.stop()
+
+
+async def test_reporting_is_off_at_interval_0_and_a_bad_interval_stops_the_server(
+    registry: Registry, tmp_path: Path
+) -> None:
+    client = registry.client
+    await publish(client, "billing", "db.query", {"definition": DB_QUERY_V3})
+    common = {"url": registry.url, "namespace": "billing", "cache": tmp_path / "c.json"}
+    async with gated_server(tmp_path, **common, env={"REGISTRY_USAGE_INTERVAL": "0"}) as server:
+        result = await server.session.call_tool("db.query", V1_CALL, meta={"schemaVersion": "v1"})
+        assert not result.is_error
+    # the server has exited (it would have flushed on its way out): nothing was reported
+    usage = (await client.get(f"{TOOL}/usage")).json()
+    assert usage["versions"] == []
+
+    code, said = await run_to_exit(
+        registry.url, "billing", tmp_path / "c.json", env={"REGISTRY_USAGE_INTERVAL": "soon"}
+    )
+    assert code == 1, said
+    assert "REGISTRY_USAGE_INTERVAL must be 0..3600 seconds, not 'soon'" in said
+    assert "Traceback" not in said
