@@ -339,3 +339,24 @@ async def test_plan_and_apply_show_and_honour_usage(clocked: Clocked) -> None:
     (tool,) = plan["tools"]
     assert tool["accepted"] is True and tool["in_use"] == []
     assert [c["version"] for c in tool["callers"]] == [1]  # deprecated, still called
+
+
+def test_usage_settings_are_durations_from_the_environment() -> None:
+    from registry.api.settings import Settings
+
+    found = Settings.from_env(
+        {
+            "REGISTRY_USAGE_RETENTION": "2d",
+            "REGISTRY_RETIRE_WARN_WINDOW": "36h",
+            "REGISTRY_REQUIRE_IDLE": "1w",
+        }
+    )
+    assert (found.usage_retention, found.retire_warn_window, found.require_idle) == (
+        2 * 86400,
+        36 * 3600,
+        7 * 86400,
+    )
+    assert Settings.from_env({}).require_idle is None
+    for bad in ("7 days", "0d", "12", "-1h"):
+        with pytest.raises(ValueError, match="REGISTRY_REQUIRE_IDLE"):
+            Settings.from_env({"REGISTRY_REQUIRE_IDLE": bad})
