@@ -30,7 +30,7 @@ def test_a_duration_is_a_number_and_one_unit(text: str, seconds: int) -> None:
     "text", ["", "7", "d", "0d", "07d", "1.5h", "7 days", "1y", "-1d", "9999w"]
 )
 def test_anything_else_is_refused_naming_the_rule(text: str) -> None:
-    with pytest.raises(ValueError, match="duration|ten years"):
+    with pytest.raises(ValueError, match=r"duration|ten years"):
         parse_duration(text)
 
 
