@@ -240,43 +240,55 @@ async def _token(database_url: str, *scopes: str) -> str:
         await registry.client.aclose()
 
 
-@contextlib.asynccontextmanager
-async def silent_server() -> AsyncIterator[tuple[str, list[bytes]]]:
-    """A TCP server that reads what it is sent and never answers."""
-    received: list[bytes] = []
-    writers: list[asyncio.StreamWriter] = []
+class SilentServer:
+    """A TCP server that reads what it is sent and answers nothing until `hang_up()`,
+    which closes every connection without a response."""
 
-    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writers.append(writer)
+    def __init__(self) -> None:
+        self.received: list[bytes] = []
+        self._writers: list[asyncio.StreamWriter] = []
+        self._released = asyncio.Event()
+
+    async def hold(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.append(writer)
         with contextlib.suppress(ConnectionError):
-            received.append(await reader.read(65536))
-            await asyncio.Event().wait()
+            self.received.append(await reader.read(65536))
+            await self._released.wait()
+        writer.close()
 
-    server = await asyncio.start_server(hold, "127.0.0.1", free_port())
+    def hang_up(self) -> None:
+        self._released.set()
+
+
+@contextlib.asynccontextmanager
+async def silent_server() -> AsyncIterator[tuple[str, SilentServer]]:
+    silent = SilentServer()
+    server = await asyncio.start_server(silent.hold, "127.0.0.1", free_port())
     port = server.sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}", received
+        yield f"http://127.0.0.1:{port}", silent
     finally:
-        for writer in writers:
-            writer.close()
+        silent.hang_up()
         server.close()
 
 
 async def test_calls_never_wait_for_a_report_and_an_unknown_fate_loses_one_batch() -> None:
     toolset = Toolset.from_json(msgspec.json.encode(seed_000(v3_served=True)))
-    async with silent_server() as (url, received):
+    async with silent_server() as (url, silent):
+        # a timeout far beyond the test: the report's fate is settled by the hang-up below
         reporter = UsageReporter(
-            url, "billing", server="srv-1", source=toolset, interval=3600, timeout=1.0
+            url, "billing", server="srv-1", source=toolset, interval=3600, timeout=120
         )
         served = Gate(toolset, on_decision=reporter.record)
         served.check("db.query", V4_CALL, {"schemaVersion": "v4"})
         with captured_events(logging.INFO) as events:
             flushing = asyncio.create_task(reporter.flush())
-            await eventually(lambda: received)  # the report reached the server, unanswered
-            # while it hangs, calls are decided and counted for the next report
+            await eventually(lambda: silent.received)  # the report arrived, unanswered
+            # while it waits, calls are decided and counted for the next report
             for _ in range(5):
                 assert served.check("db.query", V4_CALL, {"schemaVersion": "v4"}).accepted
             assert not flushing.done()
+            silent.hang_up()  # the connection ends without an answer: stored or not?
             assert await flushing is False
         await reporter.stop(flush=False)
     (lost,) = [e for e in events if e.get("event") == "usage.report.lost"]
