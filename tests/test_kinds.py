@@ -70,9 +70,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Severity
     ),
     (
         "unanalyzable",
-        tool(props(a={"type": "string", "not": {"const": "x"}})),
-        tool(props(a={"type": "string", "not": {"const": "y"}})),
-        (Kind.UNANALYZABLE, "/inputSchema/properties/a/not", Severity.BREAKING),
+        tool(props(a={"type": "string", "if": {"const": "x"}, "then": {"maxLength": 1}})),
+        tool(props(a={"type": "string", "if": {"const": "xx"}, "then": {"maxLength": 1}})),
+        (Kind.UNANALYZABLE, "/inputSchema/properties/a/if", Severity.BREAKING),
     ),
     (
         "default-added",
@@ -287,6 +287,30 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Severity
         tool(icons=[{"src": "https://a.example/1.png"}]),
         tool(icons=[{"src": "https://a.example/2.png"}]),
         (Kind.ICONS_CHANGED, "/icons", Severity.COSMETIC),
+    ),
+    (
+        "dialect-changed",
+        tool({"$schema": "http://json-schema.org/draft-07/schema#", **props(a=S)}),
+        tool({"$schema": "https://json-schema.org/draft/2020-12/schema", **props(a=S)}),
+        (Kind.DIALECT_CHANGED, "/inputSchema/$schema", Severity.COSMETIC),
+    ),
+    (
+        "extension-changed",
+        tool(requiredScopes=["repo"]),
+        tool(requiredScopes=["repo", "gist"]),
+        (Kind.EXTENSION_CHANGED, "/requiredScopes", Severity.COSMETIC),
+    ),
+    (
+        "schema-rewritten",
+        tool(props(a={"allOf": [S, {"maxLength": 5}]})),
+        tool(props(a={**S, "maxLength": 5})),
+        (Kind.SCHEMA_REWRITTEN, "/inputSchema", Severity.COSMETIC),
+    ),
+    (
+        "tool-renamed",
+        tool(),
+        {**tool(), "name": "t2"},
+        (Kind.TOOL_RENAMED, "/name", Severity.BREAKING),
     ),
     # outputs: the direction flips
     (

@@ -15,14 +15,24 @@ from registry.compat import (
     rules_arrays,
     rules_bounds,
     rules_combinators,
+    rules_dependencies,
     rules_docs,
     rules_objects,
     rules_values,
 )
-from registry.compat.kinds import MESSAGES, Kind, Severity, Side, severity_of, worst
+from registry.compat.kinds import (
+    MESSAGES,
+    READ_DIFFERENTLY,
+    Kind,
+    Severity,
+    Side,
+    severity_of,
+    worst,
+)
+from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
-from registry.compat.schema import Limits, Node, encode, parse_schema
+from registry.compat.schema import Limits, Node, encode
 from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Leaf, Walk
 from registry.compat.witness import build
@@ -38,18 +48,9 @@ RULES = (
     *rules_bounds.RULES,
     *rules_objects.RULES,
     *rules_arrays.RULES,
+    *rules_dependencies.RULES,
     *rules_combinators.RULES,
 )
-
-# Kinds whose witness is valid under both versions by design: the value is
-# kept by the new schema's open content model but dropped or read differently.
-_READ_DIFFERENTLY = {
-    Kind.PROPERTY_REMOVED,
-    Kind.PROPERTY_RENAMED,
-    Kind.DEFAULT_ADDED,
-    Kind.DEFAULT_CHANGED,
-    Kind.DEFAULT_REMOVED,
-}
 
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 _EMPTY_OBJECT_CODE = encode(_EMPTY_OBJECT_SCHEMA)
@@ -163,6 +164,9 @@ def _compare_side(
     walk = Walk(side=side, rules=RULES)
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
     walk.compare(old_root, new_root, pointer, ())
+    if not walk.findings:
+        # different JSON, same meaning ($id, definitions moved, allOf[A] for A, ...)
+        walk.emit(Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/")))
     witnesses = _WitnessCheck((old, old_code), (new, new_code)) if side is Side.INPUT else None
     return [_change(side, f, witnesses, old_root) for f in walk.findings]
 
@@ -187,7 +191,7 @@ class _WitnessCheck:
             old_validator, new_validator = self.validators
             if not old_validator.is_valid(witness):
                 return False
-            return kind in _READ_DIFFERENTLY or not new_validator.is_valid(witness)
+            return kind in READ_DIFFERENTLY or not new_validator.is_valid(witness)
         except Exception:  # a schema python-jsonschema cannot run: no witness
             return False
 

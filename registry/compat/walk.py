@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.compat.kinds import Kind, Side
+from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
 
 __all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
@@ -63,7 +63,7 @@ class Finding:
 
 def deref(node: Node) -> Node:
     """Follow `$ref`s that carry nothing but the reference (and annotations)."""
-    while node.ref is not None and node.is_ref_only():
+    while node.ref is not None and node.ref_only:
         node = node.ref
     return node
 
@@ -94,6 +94,11 @@ class Walk:
         self.seen.add(key)
         if self.same(old_node.raw, new_node.raw):
             return  # equal subtrees without a `$ref` below are skipped unparsed
+        if old_node.unsatisfiable():
+            # no value was valid here: nothing old callers sent can break
+            if not new_node.unsatisfiable():
+                self.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new_node.raw))
+            return
         for rule in self.rules:
             rule(self, old_node, new_node, pointer, route)
 
@@ -145,14 +150,25 @@ class Walk:
         code = codes[key] = encode(raw)
         return code
 
-    def fits(self, old: Node, new: Node) -> bool:
-        """Whether every value valid under `old` is read the same under `new`
-        (a separate walk over the pair finds nothing breaking on this side)."""
-        from registry.compat.kinds import Severity, severity_of
-
+    def probe(
+        self, old: Node, new: Node, route: Route = (), *, validity: bool = False
+    ) -> list[Finding]:
+        """The breaking findings of a separate walk over (old, new) on this side,
+        at `route`. With `validity`, only those about which values are valid
+        (a value dropped or read with another default is not counted)."""
         probe = Walk(side=self.side, rules=self.rules, codes=self.codes)
-        probe.compare(old, new, new.pointer, ())
-        return all(severity_of(f.kind, self.side) is not Severity.BREAKING for f in probe.findings)
+        probe.compare(old, new, new.pointer, route)
+        return [
+            f
+            for f in probe.findings
+            if severity_of(f.kind, self.side) is Severity.BREAKING
+            and not (validity and f.kind in READ_DIFFERENTLY)
+        ]
+
+    def fits(self, old: Node, new: Node, *, validity: bool = False) -> bool:
+        """Whether every value valid under `old` is read the same under `new`
+        (or, with `validity`, is valid under `new`)."""
+        return not self.probe(old, new, validity=validity)
 
 
 def arguments_pointer(route: Route) -> str | None:

@@ -105,11 +105,18 @@ def _object(node: Node, depth: int) -> dict[str, Any]:
     while len(out) < want:
         out[f"extra_{n}"] = "x"
         n += 1
+    for name in list(out):
+        for needed in sorted(node.dependent_required.get(name, ())):
+            if needed not in out:
+                out[needed] = _value_for(node, needed, depth)
     return out
 
 
 def _array(node: Node, depth: int) -> list[Any]:
     out = [instance_of(item, depth + 1) for item in node.prefix_items]
+    if node.contains is not None:
+        matching = instance_of(node.contains, depth + 1)
+        out += [matching] * int(node.bounds.get("minContains", 1))
     want = int(node.bounds.get("minItems", 0))
     while len(out) < want:
         sample = instance_of(node.rest_items, depth + 1) if node.rest_items else len(out)
@@ -193,12 +200,31 @@ def _build(node: Node, route: list[Any], leaf: Leaf, depth: int) -> Any:
     if step.via == "branch" and step.branch is not None:
         return _build(deref(step.branch), rest, leaf, depth + 1)
     base = instance_of(node, depth)
+    if step.via == "present":
+        # an object carrying `key`, then what the dependent schema asks of it
+        base = base if isinstance(base, dict) else {}
+        name = str(step.key)
+        if name not in base:
+            base[name] = _value_for(node, name, depth)
+        inner = _build(deref(step.branch or ANYTHING), rest, leaf, depth + 1)
+        return {**base, **inner, name: base[name]} if isinstance(inner, dict) else base
+    if step.via == "name":
+        base = base if isinstance(base, dict) else {}
+        name = _build(deref(step.branch or ANYTHING), rest, leaf, depth + 1)
+        if isinstance(name, str):
+            base[name] = _value_for(node, name, depth)
+        return base
     if step.via in ("prop", "extra"):
         if not isinstance(base, dict):
             base = {}
         child = node.properties.get(str(step.key)) if step.via == "prop" else None
         if child is None:
-            child = node.additional_properties or ANYTHING
+            child = next(
+                (s for p, s in node.pattern_properties.items() if _matches(p, str(step.key))),
+                None,
+            )
+        if child is None:
+            child = node.additional_properties or node.unevaluated_properties or ANYTHING
         base[str(step.key)] = _build(deref(child), rest, leaf, depth + 1)
         return base
     if step.via == "item":
@@ -223,9 +249,40 @@ def _build(node: Node, route: list[Any], leaf: Leaf, depth: int) -> Any:
     return base
 
 
+def _value_for(node: Node, name: str, depth: int) -> Any:
+    """A value old accepts for property `name` of `node` (listed, or unlisted)."""
+    schema = node.properties.get(name)
+    if schema is None:
+        for pattern, candidate in node.pattern_properties.items():
+            if _matches(pattern, name):
+                schema = candidate
+                break
+    if schema is None:
+        schema = node.additional_properties
+    if schema is None or schema.raw is True:
+        return "x"
+    return instance_of(schema, depth + 1)
+
+
+def _matches(pattern: str, text: str) -> bool:
+    from registry.patterns import PatternError, search
+
+    try:
+        return search(pattern, text)
+    except PatternError:
+        return False
+
+
 def _leaf(node: Node, leaf: Leaf) -> Any:
     if leaf.how == "value":
         return leaf.value
+    if leaf.how == "present":
+        # an object carrying property `name` without the one it now needs
+        base = instance_of(node)
+        base = base if isinstance(base, dict) else {}
+        base[leaf.name] = _value_for(node, leaf.name, 0)
+        base.pop(str(leaf.value), None)
+        return base
     if leaf.how == "sample":
         return instance_of(node)
     if leaf.how == "typed":

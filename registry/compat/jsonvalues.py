@@ -1,0 +1,72 @@
+"""JSON values as JSON sees them: equality, hashable keys, types, encodings.
+
+Python's `1 == True` and `{"a": 1} == {"a": 1.0}` are not JSON's answers;
+every comparison of values in the engine goes through these.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+__all__ = ["encode", "is_number", "json_equal", "json_key", "json_type"]
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def encode(value: Any) -> bytes | None:
+    """The JSON encoding of `value` with keys sorted, or None if it has none."""
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values encode the same (keys sorted). Python's `1 == True`
+    does not hold here; `1` and `1.0` count as different, which only costs a
+    caller that uses this as a shortcut a closer look."""
+    if a is b:
+        return True
+    first = encode(a)
+    return first is not None and first == encode(b)
+
+
+def json_key(value: Any) -> str:
+    """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`)."""
+
+    def normal(v: Any) -> Any:
+        if isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, int | float):
+            return float(v) if float(v) != int(v) or abs(v) > 2**53 else int(v)
+        if isinstance(v, dict):
+            return {k: normal(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [normal(x) for x in v]
+        return v
+
+    return json.dumps(normal(value), sort_keys=True, separators=(",", ":"))
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value (an integral float is an integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
