@@ -32,7 +32,7 @@ from registry.compat.kinds import (
 from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
-from registry.compat.schema import Limits, Node, encode
+from registry.compat.schema import INERT, Limits, Node, encode
 from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Leaf, Walk
 from registry.compat.witness import build
@@ -161,7 +161,7 @@ def _compare_side(
         return []  # equal sides are identical; definitions are validated before storage
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)
-    walk = Walk(side=side, rules=RULES)
+    walk = Walk(side=side, rules=RULES, unsafe=_unsafe(old_root, new_root))
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
     walk.compare(old_root, new_root, pointer, ())
     if not walk.findings:
@@ -169,6 +169,15 @@ def _compare_side(
         walk.emit(Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/")))
     witnesses = _WitnessCheck((old, old_code), (new, new_code)) if side is Side.INPUT else None
     return [_change(side, f, witnesses, old_root) for f in walk.findings]
+
+
+def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:
+    """What makes equal JSON on both sides mean different things: a `$ref`,
+    and across two dialects, the keywords only one of them defines."""
+    if old.dialect is new.dialect:
+        return (b'"$ref"',)
+    apart = (old.dialect.keywords ^ new.dialect.keywords) - INERT
+    return (b'"$ref"', *(f'"{keyword}"'.encode() for keyword in sorted(apart)))
 
 
 class _WitnessCheck:

@@ -84,6 +84,11 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         unmatched_new.remove(match)
         target = by_position[match]
         walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+    if new_exclusive and (unmatched_old or unmatched_new):
+        # a branch changed inside a oneOf whose branches overlap: a value may
+        # now match two branches (or none) where it matched one
+        _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
+        return
     for i, branch in list(unmatched_old):
         match = next((j for j in unmatched_new if walk.fits(branch, by_position[j])), None)
         if match is None:

@@ -80,6 +80,9 @@ class Walk:
     # id(raw) -> its JSON encoding, keys sorted, so that a raw subtree is encoded
     # once per walk (the documents outlive the walk, so no id is reused meanwhile)
     codes: dict[int, bytes | None] = field(default_factory=dict)
+    # Equal JSON is the same schema unless it holds one of these: a `$ref` (the
+    # targets may differ), or, across two dialects, a keyword they read apart.
+    unsafe: tuple[bytes, ...] = (b'"$ref"',)
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -106,9 +109,12 @@ class Walk:
         """Whether two raw schemas are the same JSON with no `$ref` in it: no
         rule can find anything below them."""
         old_code = self._code(old)
-        if old_code is None or b'"$ref"' in old_code:
+        if old_code is None or not self._plain(old_code):
             return False
         return old is new or old_code == self._code(new)
+
+    def _plain(self, code: bytes) -> bool:
+        return not any(marker in code for marker in self.unsafe)
 
     def changed_properties(self, old: Node, new: Node) -> list[str]:
         """The properties both nodes list whose schemas are not `same`, in old's
@@ -123,7 +129,7 @@ class Walk:
         everything = encode([schemas[name] for name in common])
         if (
             everything is not None
-            and b'"$ref"' not in everything
+            and self._plain(everything)
             and everything == encode([others[name] for name in common])
         ):
             return []
@@ -132,7 +138,7 @@ class Walk:
         for name in common:
             schema, other = schemas[name], others[name]
             old_code = encode(schema)
-            if old_code is not None and b'"$ref"' not in old_code:
+            if old_code is not None and self._plain(old_code):
                 if schema is other:
                     continue
                 new_code = encode(other)
@@ -156,7 +162,7 @@ class Walk:
         """The breaking findings of a separate walk over (old, new) on this side,
         at `route`. With `validity`, only those about which values are valid
         (a value dropped or read with another default is not counted)."""
-        probe = Walk(side=self.side, rules=self.rules, codes=self.codes)
+        probe = Walk(side=self.side, rules=self.rules, codes=self.codes, unsafe=self.unsafe)
         probe.compare(old, new, new.pointer, route)
         return [
             f

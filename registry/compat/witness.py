@@ -44,7 +44,7 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
     """The smallest value valid under `node` the generator can find (best
     effort), of JSON type `of_type` when given."""
     node = deref(node)
-    if depth > _MAX_DEPTH or node.accepts_nothing:
+    if depth > _MAX_DEPTH or node.unsatisfiable():
         return None
     if node.has_const:
         return node.const
@@ -79,7 +79,7 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
 
 def _pick_type(node: Node) -> str:
     if node.types is not None:
-        return next(t for t in _TYPE_ORDER if t in node.types)
+        return next((t for t in _TYPE_ORDER if t in node.types), "null")
     if node.properties or node.required or node.additional_properties is not None:
         return "object"
     if node.prefix_items or node.rest_items is not None:
