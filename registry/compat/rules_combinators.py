@@ -39,6 +39,9 @@ def _bare(node: Node) -> str:
     return shape(node, without_union=True)
 
 
+_NOTHING = "{}"  # the bare shape of a node that is only a union
+
+
 def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
     """A `oneOf` whose branches may overlap: a value matching two is refused."""
     return keyword == "oneOf" and not _disjoint([b for _, b in branches])
@@ -131,45 +134,57 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
 def _union_added(
     walk: Walk, old: Node, new: Node, pointer: str, route: Route, union: _Union
 ) -> None:
-    """A plain schema became (or gained) a union."""
+    """A plain schema gained a union. Beside keywords of its own (or beside
+    the same schema) the union is one more conjunct: harmless when one branch
+    accepts every old value, else constraint-tightened. A bare union replaces
+    the schema: the branches accepting every old value are kept and the others
+    are branch-added; else the one branch sharing old's types is compared with
+    it in depth (`{"type": "string"}` -> `{"anyOf": [{"type": "string",
+    "minLength": 1}, {"type": "null"}]}` is constraint-tightened on
+    `minLength`, witness `""`, and branch-added for null)."""
     keyword, branches = union
     nodes = [b for _, b in branches]
     exclusive = _exclusive(keyword, branches)
-    if _bare(old) == _bare(new):
-        # The same schema with a union added beside it: one more conjunct,
-        # harmless when one branch accepts every old value on its own
-        if not exclusive and any(walk.fits(old, b, validity=True) for b in nodes):
-            walk.emit(Finding(Kind.SCHEMA_REWRITTEN, f"{pointer}/{keyword}", keyword))
-            return
-        walk.emit(
-            Finding(
-                Kind.CONSTRAINT_TIGHTENED,
-                f"{pointer}/{keyword}",
-                keyword,
-                None,
-                [b.raw for b in nodes],
-                route,
-                Leaf("sample"),
+    at = f"{pointer}/{keyword}"
+    new_bare = _bare(new)
+    if new_bare != _NOTHING or new_bare == _bare(old):
+        # (a value of an overlapping oneOf may match two branches: never proven harmless)
+        if exclusive or not any(walk.fits(old, b, validity=True) for b in nodes):
+            walk.emit(
+                Finding(
+                    Kind.CONSTRAINT_TIGHTENED,
+                    at,
+                    keyword,
+                    None,
+                    [b.raw for b in nodes],
+                    route,
+                    Leaf("sample"),
+                )
             )
-        )
         return
     kept = [b for b in nodes if walk.fits(old, b)]
+    if not kept and not exclusive:
+        types = old.effective_types()
+        sharing = [b for b in nodes if deref(b).effective_types() & types]
+        if len(sharing) == 1:
+            walk.compare(old, sharing[0], sharing[0].pointer, route)
+            kept = sharing
     if kept and not exclusive:
         for branch in nodes:
             if branch not in kept:
-                walk.emit(
-                    Finding(Kind.BRANCH_ADDED, f"{pointer}/{keyword}", keyword, None, branch.raw)
-                )
+                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, None, branch.raw))
         return
-    _unanalyzable(walk, f"{pointer}/{keyword}", keyword, None, [b.raw for b in nodes], route)
+    _unanalyzable(walk, at, keyword, None, [b.raw for b in nodes], route)
 
 
 def _union_removed(
     walk: Walk, old: Node, new: Node, pointer: str, route: Route, union: _Union
 ) -> None:
-    """A union became a plain schema: each old branch must fit it."""
+    """A union went away. Beside keywords of its own it was a conjunct: its
+    removal relaxes. A bare union became a plain schema: each old branch must
+    fit it, or it is branch-removed."""
     keyword, branches = union
-    if _bare(new) == _bare(old):
+    if _bare(old) != _NOTHING or _bare(new) == _bare(old):
         walk.emit(
             Finding(
                 Kind.CONSTRAINT_RELAXED,
