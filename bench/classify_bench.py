@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO))
 
 from registry.compat import classify  # noqa: E402
 
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "github-mcp-server.jsonl"
+DEFAULT_CORPUS = REPO / "tests" / "corpus" / "github-mcp-server"
 TARGET_MEDIAN_US = 200.0
 TARGET_SPEEDUP = 100.0
 TARGET_SYNTHETIC_MS = 50.0
@@ -103,16 +103,17 @@ def _load_average() -> str:
 
 
 def load_pairs(path: Path, limit: int | None) -> tuple[list[tuple[Any, Any]], int]:
+    from tests.corpus import load_pairs as load_history
+
     pairs: list[tuple[Any, Any]] = []
     skipped = 0
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for pair in load_history(path.name):
         if limit is not None and len(pairs) >= limit:
             break
-        record = json.loads(line)
-        if record["new"] is None:
+        if pair.new is None:
             skipped += 1
             continue
-        pairs.append((record["old"], record["new"]))
+        pairs.append((pair.old, pair.new))
     return pairs, skipped
 
 

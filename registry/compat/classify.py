@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from itertools import chain
+from collections.abc import Mapping
 from typing import Any
-
-from jsonschema import FormatChecker
-from jsonschema.protocols import Validator
-from jsonschema.validators import Draft202012Validator, validator_for
 
 from registry.compat import (
     rules_arrays,
@@ -20,9 +15,9 @@ from registry.compat import (
     rules_objects,
     rules_values,
 )
+from registry.compat.cosmetic import annotation_changes
 from registry.compat.kinds import (
     MESSAGES,
-    READ_DIFFERENTLY,
     Kind,
     Severity,
     Side,
@@ -33,10 +28,9 @@ from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
 from registry.compat.schema import INERT, Limits, Node, encode
+from registry.compat.search import WitnessSearch
 from registry.compat.shape import json_equal
-from registry.compat.walk import Finding, Leaf, Walk
-from registry.compat.witness import build
-from registry.patterns import linear_validator
+from registry.compat.walk import Finding, Walk
 
 __all__ = ["LIMITS", "classify", "classify_schemas"]
 
@@ -77,8 +71,9 @@ def classify(
         else old is new or old_parts.same_as(new_parts)
     ):
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
-    findings = [(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
-    changes = [_change(Side.TOOL, f, None) for _, f in findings]
+    rest = old_parts.rest()
+    same_rest = rest is not None and rest == new_parts.rest()
+    changes = [] if same_rest else [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
     # Some servers list `inputSchema: null` for a tool without arguments.
     old_input, old_code = old_parts.schema("inputSchema")
     new_input, new_code = new_parts.schema("inputSchema")
@@ -102,12 +97,16 @@ class _Parts:
     def __init__(self, definition: dict[str, Any]) -> None:
         self.definition = definition
         self.codes = {key: encode(definition[key]) for key in _SCHEMA_KEYS if key in definition}
+        self._rest: bytes | None = None
 
     def rest(self) -> bytes | None:
-        definition = self.definition
-        if self.codes:
-            definition = {k: v for k, v in definition.items() if k not in _SCHEMA_KEYS}
-        return encode(definition)
+        """The encoding of everything but the schemas (made once)."""
+        if self._rest is None:
+            definition = self.definition
+            if self.codes:
+                definition = {k: v for k, v in definition.items() if k not in _SCHEMA_KEYS}
+            self._rest = encode(definition)
+        return self._rest
 
     def same_as(self, other: _Parts) -> bool:
         """`json_equal` of the two definitions."""
@@ -159,16 +158,27 @@ def _compare_side(
     old_code, new_code = codes if codes is not None else (encode(old), encode(new))
     if old is new or (old_code is not None and old_code == new_code):
         return []  # equal sides are identical; definitions are validated before storage
+    cosmetic = annotation_changes(old, new, pointer)
+    if cosmetic is not None:  # the same schema but for annotations: those alone
+        return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)
     walk = Walk(side=side, rules=RULES, unsafe=_unsafe(old_root, new_root))
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
     walk.compare(old_root, new_root, pointer, ())
     if not walk.findings:
-        # different JSON, same meaning ($id, definitions moved, allOf[A] for A, ...)
-        walk.emit(Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/")))
-    witnesses = _WitnessCheck((old, old_code), (new, new_code)) if side is Side.INPUT else None
-    return [_change(side, f, witnesses, old_root) for f in walk.findings]
+        walk.emit(_rewritten(pointer))
+    witnesses = (
+        WitnessSearch(old_root, (old, old_code), (new, new_code)) if side is Side.INPUT else None
+    )
+    return [_change(side, f, witnesses) for f in walk.findings]
+
+
+def _rewritten(pointer: str) -> Finding:
+    """`schema-rewritten`: different JSON with the same meaning (`$id`, a
+    definition moved, `allOf[A]` for `A`, ...). Example: `{"allOf": [{"type":
+    "string"}, {"maxLength": 5}]}` -> `{"type": "string", "maxLength": 5}`."""
+    return Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/"))
 
 
 def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:
@@ -180,58 +190,11 @@ def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:
     return (b'"$ref"', *(f'"{keyword}"'.encode() for keyword in sorted(apart)))
 
 
-class _WitnessCheck:
-    """Keeps a witness only when it is valid under old and the new version
-    refuses it (or, for removals, renames and defaults, reads it differently).
-
-    The two validators are made once per classification, when the first
-    witness is checked (most classifications have none to check), from the
-    schemas themselves; each is given `(schema, its JSON encoding)`."""
-
-    def __init__(self, old: tuple[Any, bytes | None], new: tuple[Any, bytes | None]) -> None:
-        self.schemas = (old, new)
-        self.validators: tuple[Validator, Validator] | None = None
-
-    def accept(self, kind: Kind, witness: Any) -> bool:
-        try:
-            if self.validators is None:
-                old, new = self.schemas
-                self.validators = (_validator(*old), _validator(*new))
-            old_validator, new_validator = self.validators
-            if not old_validator.is_valid(witness):
-                return False
-            return kind in READ_DIFFERENTLY or not new_validator.is_valid(witness)
-        except Exception:  # a schema python-jsonschema cannot run: no witness
-            return False
-
-
-def _validator(schema: Any, encoded: bytes | None) -> Validator:
-    """A python-jsonschema validator of `schema` (used within this call only),
-    checking formats only where the schema may name one: a format checker
-    without a `format` keyword to serve does nothing."""
-    formats = FormatChecker() if encoded is None or b'"format"' in encoded else None
-    cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator = linear_validator(cls)(schema, format_checker=formats)
-    return validator
-
-
-def _change(
-    side: Side, finding: Finding, witnesses: _WitnessCheck | None, old_root: Node | None = None
-) -> Change:
+def _change(side: Side, finding: Finding, witnesses: WitnessSearch | None = None) -> Change:
     severity = severity_of(finding.kind, side)
     witness = None
-    if (
-        witnesses is not None
-        and old_root is not None
-        and severity is Severity.BREAKING
-        and finding.route is not None
-        and finding.leaf is not None
-    ):
-        for leaf in chain((finding.leaf,), _alternatives(finding)):
-            candidate = build(old_root, finding.route, leaf)
-            if witnesses.accept(finding.kind, candidate):
-                witness = candidate
-                break
+    if witnesses is not None and severity is Severity.BREAKING:
+        witness = witnesses.find(finding)
     return Change(
         kind=finding.kind,
         severity=severity,
@@ -242,33 +205,6 @@ def _change(
         witness=witness,
         suggested_op=finding.suggested_op if severity is Severity.BREAKING else None,
     )
-
-
-_TYPICAL: tuple[Any, ...] = ("", "x", 0, 1, -1, 0.5, True, False, None, {}, [])
-
-
-def _alternatives(finding: Finding) -> Iterator[Leaf]:
-    """Further values to try at the end of the route when the rule's own leaf
-    does not make a witness: the scalars both versions mention, then typical
-    ones, at most 40 (made one at a time: most findings need none)."""
-    seen: set[str] = set()
-    for value in chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL):
-        key = json.dumps(value, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            yield Leaf("value", value)
-            if len(seen) == 40:
-                return
-
-
-def _scalars(value: Any, depth: int = 0) -> list[Any]:
-    if depth > 8:
-        return []
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _scalars(v, depth + 1)]
-    if isinstance(value, list):
-        return [s for v in value for s in _scalars(v, depth + 1)]
-    return [value]
 
 
 def _message(finding: Finding) -> str:

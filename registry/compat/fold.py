@@ -121,6 +121,7 @@ class _Folder:
         if isinstance(properties, dict):
             folded.names = dict.fromkeys(properties, rel)
         kept: dict[bytes, tuple[Any, str]] = {}
+        lone: Folded | None = None  # the expanded form of a branch kept unmerged
         for branch, at in conjuncts:
             part = self._expand(branch, at, depth, active)
             if part is None:
@@ -129,6 +130,13 @@ class _Folder:
                 return Folded(False)
             elif part.raw is not True and not self._merge(folded, part, rel):
                 kept.setdefault(_code(part.raw), (branch, at))
+                lone = part
+        if len(kept) == 1 and lone is not None and base.keys() <= _IDLE:
+            # nothing beside one branch: the schema is that branch
+            assert isinstance(lone.raw, dict)
+            lone.raw = {**base, **lone.raw}
+            lone.origins = {**dict.fromkeys(base, rel), **lone.origins}
+            return lone
         if kept:
             assert isinstance(folded.raw, dict)
             ordered = [kept[code] for code in sorted(kept)]  # a reordered `allOf` folds alike

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.kinds import Kind
-from registry.compat.schema import Node
+from registry.compat.schema import INERT, Node
 from registry.compat.shape import shape
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, deref
 
@@ -34,12 +34,13 @@ def _union(node: Node) -> _Union | None:
     return None
 
 
-def _bare(node: Node) -> str:
-    """The shape of a node with its own union keywords left out."""
-    return shape(node, without_union=True)
+# Keywords that leave a schema as unconstrained as before (a union beside only these is bare).
+_IDLE = INERT | {"anyOf", "oneOf", "default"}
 
 
-_NOTHING = "{}"  # the bare shape of a node that is only a union
+def _own(node: Node) -> bool:
+    """Whether the node constrains values by keywords of its own beside its union."""
+    return isinstance(node.raw, dict) and not node.raw.keys() <= _IDLE
 
 
 def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
@@ -146,8 +147,7 @@ def _union_added(
     nodes = [b for _, b in branches]
     exclusive = _exclusive(keyword, branches)
     at = f"{pointer}/{keyword}"
-    new_bare = _bare(new)
-    if new_bare != _NOTHING or new_bare == _bare(old):
+    if _own(new) or not _own(old):
         # (a value of an overlapping oneOf may match two branches: never proven harmless)
         if exclusive or not any(walk.fits(old, b, validity=True) for b in nodes):
             walk.emit(
@@ -184,7 +184,7 @@ def _union_removed(
     removal relaxes. A bare union became a plain schema: each old branch must
     fit it, or it is branch-removed."""
     keyword, branches = union
-    if _bare(old) != _NOTHING or _bare(new) == _bare(old):
+    if _own(old) or not _own(new):
         walk.emit(
             Finding(
                 Kind.CONSTRAINT_RELAXED,

@@ -4,25 +4,13 @@ analyse (fail closed: `unanalyzable`, breaking).
 
 from __future__ import annotations
 
+from registry.compat.cosmetic import KINDS
 from registry.compat.dialects import dialect_of
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.walk import Finding, Leaf, Route, Walk
 
 __all__ = ["RULES"]
-
-_ANNOTATION_KINDS = {
-    "description": Kind.DESCRIPTION_CHANGED,
-    "title": Kind.TITLE_CHANGED,
-    "examples": Kind.EXAMPLES_CHANGED,
-    "$comment": Kind.COMMENT_CHANGED,
-    # No validation effect; reported as documentation changes.
-    "deprecated": Kind.DESCRIPTION_CHANGED,
-    "readOnly": Kind.DESCRIPTION_CHANGED,
-    "writeOnly": Kind.DESCRIPTION_CHANGED,
-    "contentMediaType": Kind.DESCRIPTION_CHANGED,
-    "contentEncoding": Kind.DESCRIPTION_CHANGED,
-}
 
 
 def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -31,7 +19,7 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}`."""
     if not old.annotations and not new.annotations:
         return
-    for keyword, kind in _ANNOTATION_KINDS.items():
+    for keyword, kind in KINDS.items():
         before = old.annotations.get(keyword)
         after = new.annotations.get(keyword)
         if before != after:

@@ -65,7 +65,18 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
         return instance_of(branches[0], depth + 1)
     kind = of_type or _pick_type(node)
     if kind == "object":
-        return _object(node, depth)
+        out = _object(node, depth)
+        for branch in (*(node.all_of or ()), *(branches or ())[:1]):
+            # a conjunct beside the node's own keywords: what it asks of the object too
+            part = instance_of(branch, depth + 1, "object")
+            if isinstance(part, dict):
+                out = {**part, **out} if branch in (node.all_of or ()) else {**out, **part}
+        for name, schema in node.dependent_schemas.items():
+            if name in out:
+                part = instance_of(schema, depth + 1, "object")
+                if isinstance(part, dict):
+                    out = {**part, **out}
+        return out
     if kind == "array":
         return _array(node, depth)
     if kind == "string":
@@ -79,7 +90,9 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
 
 def _pick_type(node: Node) -> str:
     if node.types is not None:
-        return next((t for t in _TYPE_ORDER if t in node.types), "null")
+        refused = deref(node.not_).effective_types() if node.not_ is not None else frozenset()
+        usable = [t for t in _TYPE_ORDER if t in node.types]
+        return next((t for t in usable if t not in refused), usable[0] if usable else "null")
     if node.properties or node.required or node.additional_properties is not None:
         return "object"
     if node.prefix_items or node.rest_items is not None:
@@ -129,7 +142,8 @@ def _array(node: Node, depth: int) -> list[Any]:
 def _string(node: Node) -> str:
     if node.format in _FORMAT_SAMPLES:
         return _FORMAT_SAMPLES[node.format]
-    length = int(node.bounds.get("minLength", 1))
+    longest = node.bounds.get("maxLength")
+    length = int(node.bounds.get("minLength", 1 if longest is None or longest >= 1 else 0))
     if node.pattern is not None:
         for candidate in _pattern_candidates(node.pattern, length):
             return candidate
