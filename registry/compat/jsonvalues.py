@@ -6,7 +6,6 @@ every comparison of values in the engine goes through these.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
@@ -36,19 +35,27 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def json_key(value: Any) -> str:
     """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`)."""
+    kind = type(value)
+    if kind is str:
+        return '"' + value if '"' not in value and "\\" not in value else _key(value)
+    return _key(value)
 
-    def normal(v: Any) -> Any:
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, int | float):
-            return float(v) if float(v) != int(v) or abs(v) > 2**53 else int(v)
-        if isinstance(v, dict):
-            return {k: normal(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [normal(x) for x in v]
+
+def _key(value: Any) -> str:
+    return _ENCODER.encode(_normal(value)).decode()
+
+
+def _normal(v: Any) -> Any:
+    kind = type(v)
+    if kind is str or kind is bool or kind is int or v is None:
         return v
-
-    return json.dumps(normal(value), sort_keys=True, separators=(",", ":"))
+    if kind is float:
+        return int(v) if v.is_integer() and abs(v) <= 2**53 else v
+    if kind is dict:
+        return {k: _normal(x) for k, x in v.items()}
+    if kind is list:
+        return [_normal(x) for x in v]
+    return v
 
 
 def json_type(value: Any) -> str:

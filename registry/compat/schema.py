@@ -167,6 +167,7 @@ def blank(node: Node, pointer: str, raw: Any, dialect: Dialect) -> None:
     node.annotations = {}
     node.opaque = {}
     node.borrowed = NO_NAMES
+    node.memo = {}
     node._lazy = None
 
 
@@ -204,6 +205,7 @@ class Node:
         "any_of",
         "borrowed",
         "bounds",
+        "memo",
         "const",
         "contains",
         "default",
@@ -267,6 +269,7 @@ class Node:
     annotations: dict[str, Any]
     opaque: dict[str, Any]
     borrowed: frozenset[str]  # keywords of another dialect, read with their own meaning
+    memo: dict[str, Any]  # what rules work out once per node (effective types, shape)
     _lazy: Lazy | None
 
     def __init__(
@@ -317,7 +320,13 @@ class Node:
     def effective_types(self, depth: int = 0) -> frozenset[str]:
         """The JSON types a valid value can have: `type` (narrowed by `enum` /
         `const`), else the types of the `enum`/`const` values, else what the
-        union branches admit."""
+        union branches admit (worked out once per node)."""
+        found = self.memo.get("types")
+        if found is None:
+            found = self.memo["types"] = self._effective_types(depth)
+        return found
+
+    def _effective_types(self, depth: int) -> frozenset[str]:
         if self.accepts_nothing:
             return frozenset()
         values = self.allowed_values()

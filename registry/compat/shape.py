@@ -19,8 +19,12 @@ __all__ = ["json_equal", "json_key", "same_shape", "shape"]
 
 def shape(node: Node, *, without_union: bool = False) -> str:
     """A canonical string of what `node` accepts (annotations and default removed);
-    `without_union` leaves the node's own `anyOf`/`oneOf` out."""
-    return json_key(_shape(node, set(), without_union))
+    `without_union` leaves the node's own `anyOf`/`oneOf` out. Worked out once per node."""
+    key = "bare shape" if without_union else "shape"
+    found = node.memo.get(key)
+    if found is None:
+        found = node.memo[key] = json_key(_shape(node, set(), without_union))
+    return found
 
 
 def same_shape(a: Node, b: Node) -> bool:
