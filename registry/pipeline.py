@@ -47,7 +47,13 @@ import httpx
 import msgspec
 
 from registry.canonical import DigestError, digest
-from registry.compat import Change, ChangeReport, ClassificationError, Severity
+from registry.compat import (
+    Change,
+    ChangeReport,
+    ClassificationError,
+    Severity,
+    suggested_converter,
+)
 from registry.manifests import Manifest, ManifestError, collect_directory
 from registry.policy.plan import (
     AliasIntent,
@@ -700,7 +706,8 @@ def _decision_options(plan: ToolPlan, decision: Decision) -> str:
     if "retire" in decision.options:
         options.append(f"retire: [{decision.version}]")
     if "converter" in decision.options:
-        ops = _compact(decision.suggested_ops) if decision.suggested_ops else "[...]"
+        suggested = suggested_converter(decision.suggested_ops)
+        ops = _compact(suggested) if suggested else "[...]"
         options.append(f"converters: [{{from: {decision.version}, ops: {ops}}}]")
     return " or ".join(options)
 

@@ -34,10 +34,11 @@ def _escape(name: str) -> str:
 def _renames(old: Node, new: Node) -> dict[str, str]:
     """Pair each removed property with the one added property of the same shape.
 
-    Ambiguous pairs (several candidates on either side) are not renames.
+    Ambiguous pairs (several candidates on either side) are not renames, nor
+    is a name the new version still requires.
     """
     old_names, new_names = old.properties.keys(), new.properties.keys()
-    removed = [n for n in old_names if n not in new_names]
+    removed = [n for n in old_names if n not in new_names and n not in new.required]
     added = [n for n in new_names if n not in old_names]
     if not removed or not added:
         return {}
@@ -119,7 +120,8 @@ def properties_changed(
             # still read, as an entry of the map the new version declares
             walk.compare(gone, kept, at, (*route, Step("prop", name)))
             continue
-        op = {"op": "drop", "path": target} if target else None
+        # (a name the new version still requires cannot simply be dropped)
+        op = {"op": "drop", "path": target} if target and name not in new.required else None
         walk.emit(
             Finding(
                 Kind.PROPERTY_REMOVED,
