@@ -33,7 +33,6 @@ import argparse
 import contextlib
 import copy
 import importlib.util
-import json
 import math
 import multiprocessing
 import os
