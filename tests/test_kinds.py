@@ -3,13 +3,17 @@ path and severity, and checking every witness with python-jsonschema."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
+from registry import compat
 from registry.compat import Kind, Severity, classify
 from registry.compat.kinds import MESSAGES, SEVERITY
+from registry.compat.rules_tool import MCP_TOOL_FIELDS
 
 READ_DIFFERENTLY = {
     Kind.PROPERTY_REMOVED,
@@ -393,3 +397,24 @@ def test_every_definition_compared_with_itself_is_identical(
         report = classify(definition, copy | {"_meta": {"x": 1}})
         assert report.severity is Severity.IDENTICAL
         assert report.changes == []
+
+
+def test_every_kind_is_decided_by_a_rule_with_a_docstring_example() -> None:
+    """`grep -n <kind> registry/compat` lands on the function that decides it,
+    whose docstring shows an example of it."""
+    docs = []
+    for path in Path(compat.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Module):
+                doc = ast.get_docstring(node)
+                if doc:
+                    docs.append(doc)
+    for kind in Kind:
+        assert any(f"`{kind.value}`" in doc and "Example" in doc for doc in docs), kind
+
+
+def test_the_mcp_tool_fields_are_those_of_the_installed_sdk() -> None:
+    from mcp.types import Tool
+
+    fields = {field.alias or name for name, field in Tool.model_fields.items()}
+    assert fields == set(MCP_TOOL_FIELDS)

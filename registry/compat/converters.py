@@ -14,6 +14,7 @@ result against B. A converter is sound when nothing breaking remains.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -93,7 +94,8 @@ class ConversionRejected(Exception):
         self.path = path
         self.value = value
         self.message = message
-        super().__init__(f"value {json_key(value)} at {path} is refused: {message}")
+        shown = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        super().__init__(f"value {shown} at {path} is refused: {message}")
 
 
 def parse_pointer(pointer: str) -> list[str]:

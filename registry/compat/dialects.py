@@ -34,6 +34,7 @@ __all__ = [
     "UNANALYZABLE",
     "Dialect",
     "dialect_of",
+    "reading",
 ]
 
 
@@ -177,6 +178,32 @@ _BY_URI = {
         dialect.uri.rstrip("#").replace("http://", "https://"),
     }
 }
+
+
+# How the engine reads each keyword (every keyword of `KNOWN` has one reading).
+ANALYSED = "analysed"  # compared by a rule: findings name what changed
+ANNOTATION = "annotation"  # cosmetic: description-changed, title-changed, ...
+IDENTITY = "identity"  # names or holds schemas; no effect on which values are valid
+FAIL_CLOSED = "unanalyzable"  # any difference is `unanalyzable`
+
+_IDENTITIES = frozenset({"$schema", "$id", "id", "$anchor", "$defs", "definitions"})
+
+
+def reading(dialect: Dialect, keyword: str) -> str:
+    """How `keyword` is read in a schema of `dialect`: a keyword the dialect
+    does not define is borrowed from the dialects that do (a difference in
+    which side borrows it is `unanalyzable`); one no dialect defines is opaque."""
+    if keyword not in KNOWN or keyword in UNANALYZABLE:
+        return FAIL_CLOSED
+    if keyword in ANNOTATIONS:
+        return ANNOTATION
+    if keyword in _IDENTITIES:
+        return IDENTITY
+    if keyword not in dialect.keywords and keyword in ("prefixItems", "additionalItems"):
+        # the other array spelling is unknown here (`additionalItems` beside an
+        # array `items` excepted: that older form is read under any dialect)
+        return FAIL_CLOSED
+    return ANALYSED
 
 
 def dialect_of(uri: object) -> Dialect | None:

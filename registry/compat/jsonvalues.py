@@ -34,7 +34,8 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def json_key(value: Any) -> str:
-    """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`)."""
+    """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`); a key,
+    not a rendering (a plain string's key is shorter than its JSON)."""
     kind = type(value)
     if kind is str:
         return '"' + value if '"' not in value and "\\" not in value else _key(value)

@@ -17,7 +17,7 @@ from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS, DEFAULT, KNOWN, UNANALYZABLE, Dialect, dialect_of
 from registry.compat.fold import Folded, fold
-from registry.compat.jsonvalues import is_number
+from registry.compat.jsonvalues import encode, is_number
 from registry.compat.nesting import check_nesting
 from registry.compat.report import ClassificationError
 from registry.compat.schema import (
@@ -186,9 +186,9 @@ class _Parser:
                         f"'{key}' must be an object", f"{self.base}{rel}/{key}"
                     )
             elif kind == _K_IDENTITY:
-                if rel and key != "$anchor":
-                    # a dialect or a resource below the root changes how `$ref`s
-                    # inside it resolve: kept opaque, fail closed
+                if rel and (key == "$schema" or (key != "$anchor" and _holds_ref(raw))):
+                    # a dialect, or a resource whose `$ref`s resolve against it,
+                    # below the root: kept opaque, fail closed
                     node.opaque[key] = value
                 elif key == "$schema":
                     node.schema_uri = str(value)
@@ -395,6 +395,11 @@ class _Parser:
             raise ClassificationError(f"$ref to missing target {ref}", pointer)
         target, rel = found
         return self.parse(target, rel, depth + 1)
+
+
+def _holds_ref(raw: dict[str, Any]) -> bool:
+    code = encode(raw)
+    return code is None or b'"$ref"' in code
 
 
 def _at(value: Any, suffix: str) -> Any:

@@ -31,7 +31,7 @@ ESCALATION: dict[str, bool] = {
 # The fields of the MCP `Tool` object, every protocol revision up to
 # 2025-11-25 (the wire names of `mcp.types.Tool`). Written out rather than read
 # from the `mcp` SDK at run time: the engine is installed without it, and two
-# installs must classify alike; tests/test_rules_tool.py checks the list
+# installs must classify alike; tests/test_kinds.py checks the list
 # against the installed SDK.
 MCP_TOOL_FIELDS = frozenset(
     {
@@ -71,7 +71,9 @@ def name_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
 
 def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
     """`description-changed`, `title-changed`, `icons-changed` on the tool:
-    cosmetic, always reported (a description change is how tool poisoning shows up)."""
+    cosmetic, always reported (a description change is how tool poisoning shows up).
+    Example: `"icons": [{"src": "https://a.example/1.png"}]` -> `"icons":
+    [{"src": "https://a.example/2.png"}]` is icons-changed."""
     findings = []
     for key, kind in (
         ("description", Kind.DESCRIPTION_CHANGED),

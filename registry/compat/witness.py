@@ -291,10 +291,14 @@ def _leaf(node: Node, leaf: Leaf) -> Any:
     if leaf.how == "value":
         return leaf.value
     if leaf.how == "present":
-        # an object carrying property `name` without the one it now needs
+        # an object carrying property `name` (and what old asks with it),
+        # without the one it now needs
         base = instance_of(node)
         base = base if isinstance(base, dict) else {}
         base[leaf.name] = _value_for(node, leaf.name, 0)
+        for needed in node.dependent_required.get(leaf.name, ()):
+            if needed != leaf.value and needed not in base:
+                base[needed] = _value_for(node, needed, 0)
         base.pop(str(leaf.value), None)
         return base
     if leaf.how == "sample":
