@@ -16,6 +16,7 @@ from registry.compat import (
     rules_values,
 )
 from registry.compat.cosmetic import annotation_changes
+from registry.compat.jsonvalues import encode, json_same
 from registry.compat.kinds import (
     MESSAGES,
     Kind,
@@ -27,9 +28,8 @@ from registry.compat.kinds import (
 from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
-from registry.compat.schema import INERT, Limits, Node, encode
+from registry.compat.schema import INERT, Limits, Node
 from registry.compat.search import WitnessSearch
-from registry.compat.shape import json_equal
 from registry.compat.walk import Finding, Walk
 
 __all__ = ["LIMITS", "classify", "classify_schemas"]
@@ -47,7 +47,6 @@ RULES = (
 )
 
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
-_EMPTY_OBJECT_CODE = encode(_EMPTY_OBJECT_SCHEMA)
 
 
 def classify(
@@ -63,67 +62,26 @@ def classify(
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
-    old_def, new_def = dict(old), dict(new)
-    old_parts, new_parts = _Parts(old_def), _Parts(new_def)
-    if (
-        json_equal(old, new)
-        if type(old) is not dict or type(new) is not dict
-        else old is new or old_parts.same_as(new_parts)
-    ):
+    if json_same(old, new):
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
-    rest = old_parts.rest()
-    same_rest = rest is not None and rest == new_parts.rest()
-    changes = [] if same_rest else [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
-    # Some servers list `inputSchema: null` for a tool without arguments.
-    old_input, old_code = old_parts.schema("inputSchema")
-    new_input, new_code = new_parts.schema("inputSchema")
-    changes += _compare_side(
-        old_input, new_input, "/inputSchema", Side.INPUT, limits, (old_code, new_code)
+    old_def, new_def = dict(old), dict(new)
+    old_rest = {k: v for k, v in old_def.items() if k not in _SCHEMA_KEYS}
+    new_rest = {k: v for k, v in new_def.items() if k not in _SCHEMA_KEYS}
+    changes = (
+        []
+        if json_same(old_rest, new_rest)
+        else [_change(Side.TOOL, f) for f in tool_changes(old_rest, new_rest)]
     )
+    # Some servers list `inputSchema: null` for a tool without arguments.
+    old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+    new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+    changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
     if "outputSchema" in old_def or "outputSchema" in new_def:
-        changes += _compare_output(old_parts, new_parts, limits)
+        changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
 
 
 _SCHEMA_KEYS = ("inputSchema", "outputSchema")
-
-
-class _Parts:
-    """A definition's JSON encoding in parts: the schemas, and the rest. Equal
-    parts are an equal whole (keys sorted), so the schemas, the largest part,
-    are encoded once for the identity check and the walk alike; the rest is
-    encoded only when the schemas are the same."""
-
-    def __init__(self, definition: dict[str, Any]) -> None:
-        self.definition = definition
-        self.codes = {key: encode(definition[key]) for key in _SCHEMA_KEYS if key in definition}
-        self._rest: bytes | None = None
-
-    def rest(self) -> bytes | None:
-        """The encoding of everything but the schemas (made once)."""
-        if self._rest is None:
-            definition = self.definition
-            if self.codes:
-                definition = {k: v for k, v in definition.items() if k not in _SCHEMA_KEYS}
-            self._rest = encode(definition)
-        return self._rest
-
-    def same_as(self, other: _Parts) -> bool:
-        """`json_equal` of the two definitions."""
-        if self.codes.keys() != other.codes.keys() or not all(
-            code is not None and code == other.codes[key] for key, code in self.codes.items()
-        ):
-            return False
-        rest = self.rest()
-        return rest is not None and rest == other.rest()
-
-    def schema(self, key: str) -> tuple[Any, bytes | None]:
-        """The schema at `key` and its encoding; the empty object schema where
-        it is absent or null (as some servers list a tool without arguments)."""
-        value = self.definition.get(key)
-        if not value:
-            return _EMPTY_OBJECT_SCHEMA, _EMPTY_OBJECT_CODE
-        return value, self.codes[key]
 
 
 def classify_schemas(
@@ -134,33 +92,26 @@ def classify_schemas(
     return _report(_compare_side(old, new, pointer, side, limits))
 
 
-def _compare_output(old_parts: _Parts, new_parts: _Parts, limits: Limits) -> list[Change]:
-    old, new = old_parts.definition.get("outputSchema"), new_parts.definition.get("outputSchema")
+def _compare_output(
+    old_def: dict[str, Any], new_def: dict[str, Any], limits: Limits
+) -> list[Change]:
+    old, new = old_def.get("outputSchema"), new_def.get("outputSchema")
     if old is None:
         finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", None, new)
         return [_change(Side.OUTPUT, finding, None)]
     if new is None:
         finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old, None)
         return [_change(Side.OUTPUT, finding, None)]
-    codes = (old_parts.codes["outputSchema"], new_parts.codes["outputSchema"])
-    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits, codes)
+    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
 
 
-def _compare_side(
-    old: Any,
-    new: Any,
-    pointer: str,
-    side: Side,
-    limits: Limits,
-    codes: tuple[bytes | None, bytes | None] | None = None,
-) -> list[Change]:
-    """`codes`: the encodings of `old` and `new` when the caller has them."""
-    old_code, new_code = codes if codes is not None else (encode(old), encode(new))
-    if old is new or (old_code is not None and old_code == new_code):
+def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
+    if json_same(old, new):
         return []  # equal sides are identical; definitions are validated before storage
     cosmetic = annotation_changes(old, new, pointer)
     if cosmetic is not None:  # the same schema but for annotations: those alone
         return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
+    old_code, new_code = encode(old), encode(new)
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)
     walk = Walk(side=side, rules=RULES, unsafe=_unsafe(old_root, new_root))

@@ -357,7 +357,9 @@ def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
                 kept = {"anyOf": [kept, {"const": op.value}]}
             properties[name] = kept
         else:
-            properties[name] = _filled_schema(target, tokens, op.value)
+            filled = _filled_schema(target, tokens, op.value)
+            if filled is not None:  # (a name the new version requires undescribed stays so)
+                properties[name] = filled
         if name not in holder.get("required", []):
             holder.setdefault("required", []).append(name)
     elif isinstance(op, Drop):
@@ -443,15 +445,18 @@ def _inline(root: dict[str, Any], schema: Any) -> dict[str, Any]:
     return out
 
 
-def _filled_schema(target_root: Mapping[str, Any], tokens: list[str], value: Any) -> dict[str, Any]:
+def _filled_schema(
+    target_root: Mapping[str, Any], tokens: list[str], value: Any
+) -> dict[str, Any] | None:
     """The schema of a property the converter always fills: the new version's
-    own schema for it (so that only `const` differs) when the value fits it."""
+    own schema for it (so that only `const` differs) when the value fits it;
+    None where the new version does not describe the property."""
     node: Any = target_root
     for token in tokens:
         properties = node.get("properties", {}) if isinstance(node, dict) else {}
         node = _inline(dict(target_root), properties.get(token)) if token in properties else None
         if node is None:
-            return {"const": value}
+            return None
     kept = {k: v for k, v in node.items() if k != "default"}
     if _valid(value, kept, target_root):
         return {**kept, "const": value}

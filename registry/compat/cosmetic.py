@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import encode
+from registry.compat.jsonvalues import json_same
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -68,14 +68,24 @@ def annotation_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None
     visited; an equal part is confirmed by its JSON encoding, which tells `1`
     from `true` where Python's equality does not."""
     findings: list[Finding] = []
+    equal: list[tuple[Any, Any]] = []  # parts Python finds equal, confirmed last
     try:
-        _schema(old, new, pointer, findings, 0)
+        _schema(old, new, pointer, findings, equal, 0)
     except _Other:
+        return None
+    if not all(json_same(first, second) for first, second in equal):
         return None
     return findings
 
 
-def _schema(old: Any, new: Any, pointer: str, findings: list[Finding], depth: int) -> None:
+def _schema(
+    old: Any,
+    new: Any,
+    pointer: str,
+    findings: list[Finding],
+    equal: list[tuple[Any, Any]],
+    depth: int,
+) -> None:
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
         raise _Other
     for key in old.keys() | new.keys():
@@ -83,7 +93,7 @@ def _schema(old: Any, new: Any, pointer: str, findings: list[Finding], depth: in
         if before is after:
             continue
         if key in ANNOTATIONS:
-            if before != after or not _same_json(before, after):
+            if before != after or not json_same(before, after):
                 findings.append(
                     Finding(
                         KINDS[key],
@@ -95,25 +105,33 @@ def _schema(old: Any, new: Any, pointer: str, findings: list[Finding], depth: in
                 )
             continue
         if before == after:
-            if not _same_json(before, after):
-                raise _Other
+            equal.append((before, after))
             continue
         at = f"{pointer}/{_escape(key)}"
         if key in _MAPS or key == "dependencies":
-            _map(before, after, at, findings, depth)
+            _map(before, after, at, findings, equal, depth)
         elif key in _LISTS and type(before) is list and type(after) is list:
             if len(before) != len(after):
                 raise _Other
             for i, (first, second) in enumerate(zip(before, after, strict=True)):
                 if first is not second and first != second:
-                    _schema(first, second, f"{at}/{i}", findings, depth + 1)
+                    _schema(first, second, f"{at}/{i}", findings, equal, depth + 1)
+                else:
+                    equal.append((first, second))
         elif key in _SINGLE:
-            _schema(before, after, at, findings, depth + 1)
+            _schema(before, after, at, findings, equal, depth + 1)
         else:
             raise _Other
 
 
-def _map(old: Any, new: Any, at: str, findings: list[Finding], depth: int) -> None:
+def _map(
+    old: Any,
+    new: Any,
+    at: str,
+    findings: list[Finding],
+    equal: list[tuple[Any, Any]],
+    depth: int,
+) -> None:
     if type(old) is not dict or type(new) is not dict or old.keys() != new.keys():
         raise _Other
     for name, first in old.items():
@@ -121,18 +139,9 @@ def _map(old: Any, new: Any, at: str, findings: list[Finding], depth: int) -> No
         if first is second:
             continue
         if first == second:
-            if not _same_json(first, second):
-                raise _Other
+            equal.append((first, second))
             continue
-        _schema(first, second, f"{at}/{_escape(name)}", findings, depth + 1)
-
-
-def _same_json(first: Any, second: Any) -> bool:
-    """Whether two values Python finds equal are the same JSON (`1` is not `true`)."""
-    kind = type(first)
-    if kind is str or (kind is type(second) and kind in (int, float, type(None))):
-        return True
-    return encode(first) == encode(second)
+        _schema(first, second, f"{at}/{_escape(name)}", findings, equal, depth + 1)
 
 
 _ABSENT: Any = object()

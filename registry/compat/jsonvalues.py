@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["encode", "is_number", "json_equal", "json_key", "json_type"]
+__all__ = ["encode", "is_number", "json_equal", "json_key", "json_same", "json_type"]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
@@ -31,6 +31,24 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     first = encode(a)
     return first is not None and first == encode(b)
+
+
+def json_same(a: Any, b: Any) -> bool:
+    """JSON equality, settled by Python's (which stops at the first difference
+    and builds nothing) unless that says equal: `1 == True` holds in Python
+    only, so an equal pair that is not a plain string is confirmed by its
+    encoding."""
+    if a is b:
+        return True
+    try:
+        if a != b:
+            return False
+    except RecursionError:  # nested past Python's limit: not worth a shortcut
+        return False
+    kind = type(a)
+    if kind is str or (kind is type(b) and kind in (int, float)):
+        return True
+    return json_equal(a, b)
 
 
 def json_key(value: Any) -> str:

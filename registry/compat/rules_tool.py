@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.compat.jsonvalues import json_equal
+from registry.compat.jsonvalues import json_equal, json_same
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -47,15 +47,28 @@ MCP_TOOL_FIELDS = frozenset(
     }
 )
 _HANDLED = MCP_TOOL_FIELDS - {"execution"}
+_SCHEMAS = frozenset({"inputSchema", "outputSchema"})
 
 
 def tool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """The findings about the fields around the schemas (only those that differ
+    are read; the schemas themselves are not the business of this module)."""
+    differ = {
+        key
+        for key in old.keys() | new.keys()
+        if key not in _SCHEMAS
+        and ((key in old) != (key in new) or not json_same(old[key], new[key]))
+    }
     findings: list[Finding] = []
-    findings += name_changed(old, new)
-    findings += texts_changed(old, new)
-    findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
-    findings += other_fields_changed(old, new)
-    findings += extensions_changed(old, new)
+    if "name" in differ:
+        findings += name_changed(old, new)
+    if differ & {"description", "title", "icons"}:
+        findings += texts_changed(old, new)
+    if "annotations" in differ:
+        findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
+    if differ - _HANDLED:
+        findings += other_fields_changed(old, new)
+        findings += extensions_changed(old, new)
     return findings
 
 
