@@ -62,26 +62,31 @@ def classify(
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
-    if json_same(old, new):
+    old_def = old if type(old) is dict else dict(old)
+    new_def = new if type(new) is dict else dict(new)
+    # the top-level fields that differ, each settled by Python's equality first
+    differ = {
+        key
+        for key in old_def.keys() | new_def.keys()
+        if not json_same(old_def.get(key, _ABSENT), new_def.get(key, _ABSENT))
+    }
+    if not differ:
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
-    old_def, new_def = dict(old), dict(new)
-    old_rest = {k: v for k, v in old_def.items() if k not in _SCHEMA_KEYS}
-    new_rest = {k: v for k, v in new_def.items() if k not in _SCHEMA_KEYS}
-    changes = (
-        []
-        if json_same(old_rest, new_rest)
-        else [_change(Side.TOOL, f) for f in tool_changes(old_rest, new_rest)]
-    )
-    # Some servers list `inputSchema: null` for a tool without arguments.
-    old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-    new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-    changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
-    if "outputSchema" in old_def or "outputSchema" in new_def:
+    changes = []
+    if not differ <= _SCHEMA_KEYS:
+        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
+    if "inputSchema" in differ:
+        # Some servers list `inputSchema: null` for a tool without arguments.
+        old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+        new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+        changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+    if "outputSchema" in differ:
         changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
 
 
-_SCHEMA_KEYS = ("inputSchema", "outputSchema")
+_SCHEMA_KEYS = frozenset({"inputSchema", "outputSchema"})
+_ABSENT: Any = object()
 
 
 def classify_schemas(

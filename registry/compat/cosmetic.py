@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import json_same
+from registry.compat.jsonvalues import encode, json_same
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -68,12 +68,13 @@ def annotation_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None
     visited; an equal part is confirmed by its JSON encoding, which tells `1`
     from `true` where Python's equality does not."""
     findings: list[Finding] = []
-    equal: list[tuple[Any, Any]] = []  # parts Python finds equal, confirmed last
+    equal: tuple[list[Any], list[Any]] = ([], [])  # parts Python finds equal, in step
     try:
         _schema(old, new, pointer, findings, equal, 0)
     except _Other:
         return None
-    if not all(json_same(first, second) for first, second in equal):
+    # confirmed last, all at once: equal JSON encodes alike, position by position
+    if equal[0] and encode(equal[0]) != encode(equal[1]):
         return None
     return findings
 
@@ -83,7 +84,7 @@ def _schema(
     new: Any,
     pointer: str,
     findings: list[Finding],
-    equal: list[tuple[Any, Any]],
+    equal: tuple[list[Any], list[Any]],
     depth: int,
 ) -> None:
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
@@ -105,7 +106,8 @@ def _schema(
                 )
             continue
         if before == after:
-            equal.append((before, after))
+            equal[0].append(before)
+            equal[1].append(after)
             continue
         at = f"{pointer}/{_escape(key)}"
         if key in _MAPS or key == "dependencies":
@@ -117,7 +119,8 @@ def _schema(
                 if first is not second and first != second:
                     _schema(first, second, f"{at}/{i}", findings, equal, depth + 1)
                 else:
-                    equal.append((first, second))
+                    equal[0].append(first)
+                    equal[1].append(second)
         elif key in _SINGLE:
             _schema(before, after, at, findings, equal, depth + 1)
         else:
@@ -129,7 +132,7 @@ def _map(
     new: Any,
     at: str,
     findings: list[Finding],
-    equal: list[tuple[Any, Any]],
+    equal: tuple[list[Any], list[Any]],
     depth: int,
 ) -> None:
     if type(old) is not dict or type(new) is not dict or old.keys() != new.keys():
@@ -139,7 +142,8 @@ def _map(
         if first is second:
             continue
         if first == second:
-            equal.append((first, second))
+            equal[0].append(first)
+            equal[1].append(second)
             continue
         _schema(first, second, f"{at}/{_escape(name)}", findings, equal, depth + 1)
 
