@@ -112,6 +112,8 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
             target = by_position[j]
             walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
     for i, branch in unmatched_old:
+        if any(walk.fits(branch, other, validity=True) for _, other in new_branches):
+            continue  # every value it took, a branch still takes (merged into a wider one)
         walk.emit(
             Finding(
                 Kind.BRANCH_REMOVED,
