@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs, skipped = load_pairs(args.corpus, args.limit)
     print(f"corpus: {args.corpus}: {len(pairs)} pairs ({skipped} without a new version skipped)")
+    print_verdicts(pairs)
     load_before = _load_average()
 
     subschema: SubschemaTimes | None = None
@@ -96,6 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows, first, peer_times, subschema, synthetic_first, synthetic)
     print(f"load average (1, 5, 15 min) before: {load_before}; after: {_load_average()}")
     return 0
+
+
+def print_verdicts(pairs: list[tuple[Any, Any]]) -> None:
+    """How the pairs classify, and how many reports hold an `unanalyzable` change."""
+    severities: dict[str, int] = {}
+    unanalyzable = 0
+    for old, new in pairs:
+        report = classify(old, new)
+        severities[report.severity.value] = severities.get(report.severity.value, 0) + 1
+        unanalyzable += any(change.kind.value == "unanalyzable" for change in report.changes)
+    shown = ", ".join(f"{count} {name}" for name, count in sorted(severities.items()))
+    share = 100 * unanalyzable / len(pairs) if pairs else 0.0
+    print(f"verdicts: {shown}; unanalyzable in {unanalyzable} ({share:.1f}%, target <= 2%)")
 
 
 def _load_average() -> str:
