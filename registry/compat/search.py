@@ -28,7 +28,7 @@ from jsonschema import FormatChecker
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from registry.compat.jsonvalues import json_key, json_type
+from registry.compat.jsonvalues import encode, json_key, json_type
 from registry.compat.kinds import READ_DIFFERENTLY, Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import Finding, Leaf, Route, deref
@@ -61,6 +61,7 @@ class WitnessSearch:
         self.python: tuple[Validator, Validator] | None = None
         self.fast: tuple[Any, Any] | None = _UNSET
         self.misses = 0
+        self.verdicts: dict[tuple[int, bytes | None], bool] = {}
         self.broken = False  # a schema python-jsonschema cannot run: no witnesses
 
     def find(self, finding: Finding) -> Any:
@@ -83,16 +84,22 @@ class WitnessSearch:
         if self.misses >= PYTHON_FIRST and not self._screen(value, read_differently):
             return False
         try:
-            old_validator, new_validator = self._python()
-            holds = old_validator.is_valid(value) and (
-                read_differently or not new_validator.is_valid(value)
-            )
+            holds = self._valid(0, value) and (read_differently or not self._valid(1, value))
         except Exception:  # a schema python-jsonschema cannot run
             self.broken = True
             return False
         if not holds:
             self.misses += 1
         return holds
+
+    def _valid(self, side: int, value: Any) -> bool:
+        """python-jsonschema's verdict on `value` under old (0) or new (1),
+        remembered: findings of one classification often try the same value."""
+        key = (side, encode(value))
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = self.verdicts[key] = bool(self._python()[side].is_valid(value))
+        return verdict
 
     def _python(self) -> tuple[Validator, Validator]:
         if self.python is None:
