@@ -128,8 +128,14 @@ def _validator(schema: Any, encoded: bytes | None) -> Validator:
     without a `format` keyword to serve does nothing."""
     formats = FormatChecker() if encoded is None or b'"format"' in encoded else None
     cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator = linear_validator(cls)(schema, format_checker=formats)
+    linear = _LINEAR.get(cls)
+    if linear is None:  # a new class per call would cost milliseconds each time
+        linear = _LINEAR[cls] = linear_validator(cls)
+    validator: Validator = linear(schema, format_checker=formats)
     return validator
+
+
+_LINEAR: dict[type[Validator], type[Validator]] = {}
 
 
 def _compiled(old: Any, new: Any) -> tuple[Any, Any] | None:
