@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +12,8 @@ from registry.definitions import (
     normalize_document,
     validate_definition,
 )
+from tests.corpus import load_pairs
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "github-mcp-server.jsonl"
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
@@ -293,16 +291,14 @@ def test_normalize_refuses_what_is_neither(document: Any) -> None:
         normalize_document(document)
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason="corpus not present")
+@pytest.mark.corpus
 def test_real_definitions_from_the_corpus() -> None:
     """Every definition github-mcp-server listed is valid, except the two
     versions of get_me that listed `inputSchema: null` (MCP requires an object)."""
     refused_ids = set()
     checked = 0
-    for line in CORPUS.read_text().splitlines():
-        record = json.loads(line)
-        for side in ("old", "new"):
-            definition = record[side]
+    for pair in load_pairs():
+        for definition in (pair.old, pair.new):
             if definition is None:
                 continue
             checked += 1
@@ -311,6 +307,6 @@ def test_real_definitions_from_the_corpus() -> None:
             except DefinitionError as error:
                 assert error.pointer == "/inputSchema"
                 assert definition["inputSchema"] is None
-                refused_ids.add(record["id"])
+                refused_ids.add(pair.id)
     assert checked > 700
     assert len(refused_ids) <= 2

@@ -3,13 +3,17 @@ path and severity, and checking every witness with python-jsonschema."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
+from registry import compat
 from registry.compat import Kind, Severity, classify
 from registry.compat.kinds import MESSAGES, SEVERITY
+from registry.compat.rules_tool import MCP_TOOL_FIELDS
 
 READ_DIFFERENTLY = {
     Kind.PROPERTY_REMOVED,
@@ -70,9 +74,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Severity
     ),
     (
         "unanalyzable",
-        tool(props(a={"type": "string", "not": {"const": "x"}})),
-        tool(props(a={"type": "string", "not": {"const": "y"}})),
-        (Kind.UNANALYZABLE, "/inputSchema/properties/a/not", Severity.BREAKING),
+        tool(props(a={"type": "string", "if": {"const": "x"}, "then": {"maxLength": 1}})),
+        tool(props(a={"type": "string", "if": {"const": "xx"}, "then": {"maxLength": 1}})),
+        (Kind.UNANALYZABLE, "/inputSchema/properties/a/if", Severity.BREAKING),
     ),
     (
         "default-added",
@@ -288,6 +292,30 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Severity
         tool(icons=[{"src": "https://a.example/2.png"}]),
         (Kind.ICONS_CHANGED, "/icons", Severity.COSMETIC),
     ),
+    (
+        "dialect-changed",
+        tool({"$schema": "http://json-schema.org/draft-07/schema#", **props(a=S)}),
+        tool({"$schema": "https://json-schema.org/draft/2020-12/schema", **props(a=S)}),
+        (Kind.DIALECT_CHANGED, "/inputSchema/$schema", Severity.COSMETIC),
+    ),
+    (
+        "extension-changed",
+        tool(requiredScopes=["repo"]),
+        tool(requiredScopes=["repo", "gist"]),
+        (Kind.EXTENSION_CHANGED, "/requiredScopes", Severity.COSMETIC),
+    ),
+    (
+        "schema-rewritten",
+        tool(props(a={"allOf": [S, {"maxLength": 5}]})),
+        tool(props(a={**S, "maxLength": 5})),
+        (Kind.SCHEMA_REWRITTEN, "/inputSchema", Severity.COSMETIC),
+    ),
+    (
+        "tool-renamed",
+        tool(),
+        {**tool(), "name": "t2"},
+        (Kind.TOOL_RENAMED, "/name", Severity.BREAKING),
+    ),
     # outputs: the direction flips
     (
         "output-property-removed",
@@ -369,3 +397,24 @@ def test_every_definition_compared_with_itself_is_identical(
         report = classify(definition, copy | {"_meta": {"x": 1}})
         assert report.severity is Severity.IDENTICAL
         assert report.changes == []
+
+
+def test_every_kind_is_decided_by_a_rule_with_a_docstring_example() -> None:
+    """`grep -n <kind> registry/compat` lands on the function that decides it,
+    whose docstring shows an example of it."""
+    docs = []
+    for path in Path(compat.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Module):
+                doc = ast.get_docstring(node)
+                if doc:
+                    docs.append(doc)
+    for kind in Kind:
+        assert any(f"`{kind.value}`" in doc and "Example" in doc for doc in docs), kind
+
+
+def test_the_mcp_tool_fields_are_those_of_the_installed_sdk() -> None:
+    from mcp.types import Tool
+
+    fields = {field.alias or name for name, field in Tool.model_fields.items()}
+    assert fields == set(MCP_TOOL_FIELDS)

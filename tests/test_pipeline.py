@@ -32,7 +32,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError
 from registry.cli.pipeline import PIPELINE_VERBS
-from registry.compat import classify
+from registry.compat import classify, suggested_converter
 from tests.api.conftest import ADMIN_TOKEN, Registry, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 
@@ -604,7 +604,8 @@ async def test_text_format_golden(
         lines.append(f"  breaking  {c.kind.value.ljust(width)}  {c.path}  (no decision)")
         lines.append(f"            {c.message}")
         lines.append(f"            witness: {json.dumps(c.witness, separators=(',', ':'))}")
-    ops = json.dumps([c.suggested_op for c in changes], separators=(",", ":"))
+    suggested = suggested_converter(c.suggested_op for c in changes if c.suggested_op)
+    ops = json.dumps(suggested, separators=(",", ":"))
     assert result.out == "\n".join(
         [
             "TOOL              ACTION       VERSION  SEVERITY  DECISIONS  SOURCE",

@@ -17,7 +17,7 @@ from typing import Literal, TextIO
 import msgspec
 
 from registry.cli.common import compact
-from registry.compat import Change, Severity
+from registry.compat import Change, Severity, suggested_converter
 from registry.manifests import Manifest
 from registry.policy.plan import PlanAnswer, ToolPlan
 from registry.policy.publishing import Decision
@@ -216,7 +216,8 @@ def _decision_options(plan: ToolPlan, decision: Decision) -> str:
     if "retire" in decision.options:
         options.append(f"retire: [{decision.version}]")
     if "converter" in decision.options:
-        ops = compact(decision.suggested_ops) if decision.suggested_ops else "[...]"
+        suggested = suggested_converter(decision.suggested_ops)
+        ops = compact(suggested) if suggested else "[...]"
         options.append(f"converters: [{{from: {decision.version}, ops: {ops}}}]")
     return " or ".join(options)
 

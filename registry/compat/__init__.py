@@ -6,7 +6,8 @@
     report.changes[0].kind     # e.g. "property-renamed"
 
 Converters: `apply(ops, arguments)` runs a converter on call arguments;
-`verify(ops, old, new)` proves a converter repairs every breaking change.
+`verify(ops, old, new)` proves a converter repairs every breaking change;
+`suggested_converter(ops)` orders a report's suggested operations into one.
 """
 
 from registry.compat.classify import LIMITS, classify, classify_schemas
@@ -21,6 +22,7 @@ from registry.compat.converters import (
     Rename,
     apply,
     parse_ops,
+    suggested_converter,
     verify,
 )
 from registry.compat.kinds import Kind, Severity, Side
@@ -46,5 +48,6 @@ __all__ = [
     "classify",
     "classify_schemas",
     "parse_ops",
+    "suggested_converter",
     "verify",
 ]

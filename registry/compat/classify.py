@@ -3,30 +3,34 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from itertools import chain
+from collections.abc import Mapping
 from typing import Any
-
-from jsonschema import FormatChecker
-from jsonschema.protocols import Validator
-from jsonschema.validators import Draft202012Validator, validator_for
 
 from registry.compat import (
     rules_arrays,
     rules_bounds,
     rules_combinators,
+    rules_dependencies,
     rules_docs,
     rules_objects,
     rules_values,
 )
-from registry.compat.kinds import MESSAGES, Kind, Severity, Side, severity_of, worst
+from registry.compat.cosmetic import annotation_changes
+from registry.compat.jsonvalues import encode, json_same
+from registry.compat.kinds import (
+    MESSAGES,
+    Kind,
+    Severity,
+    Side,
+    severity_of,
+    worst,
+)
+from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
-from registry.compat.schema import Limits, Node, encode, parse_schema
-from registry.compat.shape import json_equal
-from registry.compat.walk import Finding, Leaf, Walk
-from registry.compat.witness import build
-from registry.patterns import linear_validator
+from registry.compat.schema import INERT, Limits, Node
+from registry.compat.search import WitnessSearch
+from registry.compat.walk import Finding, Walk
 
 __all__ = ["LIMITS", "classify", "classify_schemas"]
 
@@ -38,21 +42,11 @@ RULES = (
     *rules_bounds.RULES,
     *rules_objects.RULES,
     *rules_arrays.RULES,
+    *rules_dependencies.RULES,
     *rules_combinators.RULES,
 )
 
-# Kinds whose witness is valid under both versions by design: the value is
-# kept by the new schema's open content model but dropped or read differently.
-_READ_DIFFERENTLY = {
-    Kind.PROPERTY_REMOVED,
-    Kind.PROPERTY_RENAMED,
-    Kind.DEFAULT_ADDED,
-    Kind.DEFAULT_CHANGED,
-    Kind.DEFAULT_REMOVED,
-}
-
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
-_EMPTY_OBJECT_CODE = encode(_EMPTY_OBJECT_SCHEMA)
 
 
 def classify(
@@ -68,62 +62,31 @@ def classify(
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
-    old_def, new_def = dict(old), dict(new)
-    old_parts, new_parts = _Parts(old_def), _Parts(new_def)
-    if (
-        json_equal(old, new)
-        if type(old) is not dict or type(new) is not dict
-        else old is new or old_parts.same_as(new_parts)
-    ):
+    old_def = old if type(old) is dict else dict(old)
+    new_def = new if type(new) is dict else dict(new)
+    # the top-level fields that differ, each settled by Python's equality first
+    differ = {
+        key
+        for key in old_def.keys() | new_def.keys()
+        if not json_same(old_def.get(key, _ABSENT), new_def.get(key, _ABSENT))
+    }
+    if not differ:
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
-    findings = [(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
-    changes = [_change(Side.TOOL, f, None) for _, f in findings]
-    # Some servers list `inputSchema: null` for a tool without arguments.
-    old_input, old_code = old_parts.schema("inputSchema")
-    new_input, new_code = new_parts.schema("inputSchema")
-    changes += _compare_side(
-        old_input, new_input, "/inputSchema", Side.INPUT, limits, (old_code, new_code)
-    )
-    if "outputSchema" in old_def or "outputSchema" in new_def:
-        changes += _compare_output(old_parts, new_parts, limits)
+    changes = []
+    if not differ <= _SCHEMA_KEYS:
+        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
+    if "inputSchema" in differ:
+        # Some servers list `inputSchema: null` for a tool without arguments.
+        old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+        new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+        changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+    if "outputSchema" in differ:
+        changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
 
 
-_SCHEMA_KEYS = ("inputSchema", "outputSchema")
-
-
-class _Parts:
-    """A definition's JSON encoding in parts: the schemas, and the rest. Equal
-    parts are an equal whole (keys sorted), so the schemas, the largest part,
-    are encoded once for the identity check and the walk alike; the rest is
-    encoded only when the schemas are the same."""
-
-    def __init__(self, definition: dict[str, Any]) -> None:
-        self.definition = definition
-        self.codes = {key: encode(definition[key]) for key in _SCHEMA_KEYS if key in definition}
-
-    def rest(self) -> bytes | None:
-        definition = self.definition
-        if self.codes:
-            definition = {k: v for k, v in definition.items() if k not in _SCHEMA_KEYS}
-        return encode(definition)
-
-    def same_as(self, other: _Parts) -> bool:
-        """`json_equal` of the two definitions."""
-        if self.codes.keys() != other.codes.keys() or not all(
-            code is not None and code == other.codes[key] for key, code in self.codes.items()
-        ):
-            return False
-        rest = self.rest()
-        return rest is not None and rest == other.rest()
-
-    def schema(self, key: str) -> tuple[Any, bytes | None]:
-        """The schema at `key` and its encoding; the empty object schema where
-        it is absent or null (as some servers list a tool without arguments)."""
-        value = self.definition.get(key)
-        if not value:
-            return _EMPTY_OBJECT_SCHEMA, _EMPTY_OBJECT_CODE
-        return value, self.codes[key]
+_SCHEMA_KEYS = frozenset({"inputSchema", "outputSchema"})
+_ABSENT: Any = object()
 
 
 def classify_schemas(
@@ -134,91 +97,60 @@ def classify_schemas(
     return _report(_compare_side(old, new, pointer, side, limits))
 
 
-def _compare_output(old_parts: _Parts, new_parts: _Parts, limits: Limits) -> list[Change]:
-    old, new = old_parts.definition.get("outputSchema"), new_parts.definition.get("outputSchema")
+def _compare_output(
+    old_def: dict[str, Any], new_def: dict[str, Any], limits: Limits
+) -> list[Change]:
+    old, new = old_def.get("outputSchema"), new_def.get("outputSchema")
     if old is None:
         finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", None, new)
         return [_change(Side.OUTPUT, finding, None)]
     if new is None:
         finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old, None)
         return [_change(Side.OUTPUT, finding, None)]
-    codes = (old_parts.codes["outputSchema"], new_parts.codes["outputSchema"])
-    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits, codes)
+    return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
 
 
-def _compare_side(
-    old: Any,
-    new: Any,
-    pointer: str,
-    side: Side,
-    limits: Limits,
-    codes: tuple[bytes | None, bytes | None] | None = None,
-) -> list[Change]:
-    """`codes`: the encodings of `old` and `new` when the caller has them."""
-    old_code, new_code = codes if codes is not None else (encode(old), encode(new))
-    if old is new or (old_code is not None and old_code == new_code):
+def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
+    if json_same(old, new):
         return []  # equal sides are identical; definitions are validated before storage
+    cosmetic = annotation_changes(old, new, pointer)
+    if cosmetic is not None:  # the same schema but for annotations: those alone
+        return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
+    old_code, new_code = encode(old), encode(new)
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)
-    walk = Walk(side=side, rules=RULES)
+    walk = Walk(side=side, rules=RULES, unsafe=_unsafe(old_root, new_root))
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
     walk.compare(old_root, new_root, pointer, ())
-    witnesses = _WitnessCheck((old, old_code), (new, new_code)) if side is Side.INPUT else None
-    return [_change(side, f, witnesses, old_root) for f in walk.findings]
+    if not walk.findings:
+        walk.emit(_rewritten(pointer))
+    witnesses = (
+        WitnessSearch(old_root, (old, old_code), (new, new_code)) if side is Side.INPUT else None
+    )
+    return [_change(side, f, witnesses) for f in walk.findings]
 
 
-class _WitnessCheck:
-    """Keeps a witness only when it is valid under old and the new version
-    refuses it (or, for removals, renames and defaults, reads it differently).
-
-    The two validators are made once per classification, when the first
-    witness is checked (most classifications have none to check), from the
-    schemas themselves; each is given `(schema, its JSON encoding)`."""
-
-    def __init__(self, old: tuple[Any, bytes | None], new: tuple[Any, bytes | None]) -> None:
-        self.schemas = (old, new)
-        self.validators: tuple[Validator, Validator] | None = None
-
-    def accept(self, kind: Kind, witness: Any) -> bool:
-        try:
-            if self.validators is None:
-                old, new = self.schemas
-                self.validators = (_validator(*old), _validator(*new))
-            old_validator, new_validator = self.validators
-            if not old_validator.is_valid(witness):
-                return False
-            return kind in _READ_DIFFERENTLY or not new_validator.is_valid(witness)
-        except Exception:  # a schema python-jsonschema cannot run: no witness
-            return False
+def _rewritten(pointer: str) -> Finding:
+    """`schema-rewritten`: different JSON with the same meaning (`$id`, a
+    definition moved, `allOf[A]` for `A`, ...). Example: `{"allOf": [{"type":
+    "string"}, {"maxLength": 5}]}` -> `{"type": "string", "maxLength": 5}`."""
+    return Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/"))
 
 
-def _validator(schema: Any, encoded: bytes | None) -> Validator:
-    """A python-jsonschema validator of `schema` (used within this call only),
-    checking formats only where the schema may name one: a format checker
-    without a `format` keyword to serve does nothing."""
-    formats = FormatChecker() if encoded is None or b'"format"' in encoded else None
-    cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator = linear_validator(cls)(schema, format_checker=formats)
-    return validator
+def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:
+    """What makes equal JSON on both sides mean different things: a `$ref`,
+    and across two dialects, the keywords only one of them defines."""
+    if old.dialect is new.dialect:
+        return (b'"$ref"',)
+    apart = (old.dialect.keywords ^ new.dialect.keywords) - INERT
+    return (b'"$ref"', *(f'"{keyword}"'.encode() for keyword in sorted(apart)))
 
 
-def _change(
-    side: Side, finding: Finding, witnesses: _WitnessCheck | None, old_root: Node | None = None
-) -> Change:
+def _change(side: Side, finding: Finding, witnesses: WitnessSearch | None = None) -> Change:
     severity = severity_of(finding.kind, side)
     witness = None
-    if (
-        witnesses is not None
-        and old_root is not None
-        and severity is Severity.BREAKING
-        and finding.route is not None
-        and finding.leaf is not None
-    ):
-        for leaf in chain((finding.leaf,), _alternatives(finding)):
-            candidate = build(old_root, finding.route, leaf)
-            if witnesses.accept(finding.kind, candidate):
-                witness = candidate
-                break
+    if witnesses is not None and severity is Severity.BREAKING:
+        witness = witnesses.find(finding)
     return Change(
         kind=finding.kind,
         severity=severity,
@@ -229,33 +161,6 @@ def _change(
         witness=witness,
         suggested_op=finding.suggested_op if severity is Severity.BREAKING else None,
     )
-
-
-_TYPICAL: tuple[Any, ...] = ("", "x", 0, 1, -1, 0.5, True, False, None, {}, [])
-
-
-def _alternatives(finding: Finding) -> Iterator[Leaf]:
-    """Further values to try at the end of the route when the rule's own leaf
-    does not make a witness: the scalars both versions mention, then typical
-    ones, at most 40 (made one at a time: most findings need none)."""
-    seen: set[str] = set()
-    for value in chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL):
-        key = json.dumps(value, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            yield Leaf("value", value)
-            if len(seen) == 40:
-                return
-
-
-def _scalars(value: Any, depth: int = 0) -> list[Any]:
-    if depth > 8:
-        return []
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _scalars(v, depth + 1)]
-    if isinstance(value, list):
-        return [s for v in value for s in _scalars(v, depth + 1)]
-    return [value]
 
 
 def _message(finding: Finding) -> str:

@@ -14,7 +14,8 @@ result against B. A converter is sound when nothing breaking remains.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -35,8 +36,10 @@ __all__ = [
     "Reject",
     "Rename",
     "apply",
+    "describe",
     "parse_ops",
     "parse_pointer",
+    "suggested_converter",
     "verify",
 ]
 
@@ -91,7 +94,8 @@ class ConversionRejected(Exception):
         self.path = path
         self.value = value
         self.message = message
-        super().__init__(f"value {json_key(value)} at {path} is refused: {message}")
+        shown = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        super().__init__(f"value {shown} at {path} is refused: {message}")
 
 
 def parse_pointer(pointer: str) -> list[str]:
@@ -199,6 +203,46 @@ def _refuse(value: Any, op: Reject) -> None:
             raise ConversionRejected(op.path, candidate, op.message)
 
 
+# ---------------------------------------------------------------- suggesting
+
+
+def suggested_converter(suggested: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `suggested_op`s of a report's breaking changes as one converter, in
+    an order that applies and verifies.
+
+    The engine writes each operation against the old arguments, with the
+    new name only where the operation puts a value: `reject`, `map` and
+    `drop` name old properties, so they run first; `rename` and `fill` run
+    deepest first (a property inside a renamed object is handled before the
+    object moves), a rename before a fill of the same depth (the fill then
+    supplies the value a caller sent under neither name, seed 000's
+    `timeout`). A repeated operation is kept once, a second fill of the same
+    place dropped (the first, from the report's order, stands).
+    """
+    early: list[dict[str, Any]] = []
+    late: list[tuple[int, int, int, dict[str, Any]]] = []
+    seen: set[str] = set()
+    filled: set[str] = set()
+    for position, raw in enumerate(suggested):
+        op = dict(raw)
+        key = json_key(op)
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = op.get("op")
+        if kind == "fill":
+            if op.get("path") in filled:
+                continue
+            filled.add(str(op.get("path")))
+        if kind in ("rename", "fill"):
+            pointer = str(op.get("from" if kind == "rename" else "path", ""))
+            depth = pointer.count("/")
+            late.append((-depth, 0 if kind == "rename" else 1, position, op))
+        else:
+            early.append(op)
+    return early + [op for *_, op in sorted(late, key=lambda entry: entry[:3])]
+
+
 # ---------------------------------------------------------------- verifying
 
 
@@ -206,14 +250,85 @@ def verify(ops: list[Op], old: Mapping[str, Any], new: Mapping[str, Any]) -> Cha
     """The report of `ops` applied to `old`'s input schema against `new`'s.
 
     The converter is verified when the report's severity is not `breaking`.
-    Raises `ConverterError` when an operation names a property the old
-    schema does not have.
+    Raises `ConverterError` naming the operation (`ops[1] (fill /timeout)`)
+    when one cannot apply: a property the arguments do not have at that
+    point, or a rename onto a property that is already there.
     """
-    old_schema = copy.deepcopy(old.get("inputSchema", {"type": "object"}))
-    new_schema = new.get("inputSchema", {"type": "object"})
-    for op in ops:
-        _transform(old_schema, new_schema, op)
+    old_schema = copy.deepcopy(old.get("inputSchema") or {"type": "object"})
+    new_schema = new.get("inputSchema") or {"type": "object"}
+    history = _History()
+    for index, op in enumerate(ops):
+        try:
+            _transform(old_schema, new_schema, op)
+        except _Missing as missing:
+            raise ConverterError(
+                f"ops[{index}] ({describe(op)}): {history.missing(missing)}"
+            ) from None
+        except _Taken as taken:
+            raise ConverterError(f"ops[{index}] ({describe(op)}): {history.taken(taken)}") from None
+        except ConverterError as exc:
+            raise ConverterError(f"ops[{index}] ({describe(op)}): {exc}") from None
+        history.record(index, op)
     return classify_schemas(old_schema, new_schema, Side.INPUT)
+
+
+def describe(op: Op) -> str:
+    """An operation in a few words: `rename /timeout_ms -> /timeout`."""
+    if isinstance(op, Rename):
+        return f"rename {op.from_} -> {op.to}"
+    return f"{type(op).__name__.lower()} {op.path}"
+
+
+class _Missing(ConverterError):
+    """The property a pointer names is not there (`pointer` says which)."""
+
+    def __init__(self, pointer: str) -> None:
+        super().__init__(pointer)
+        self.pointer = pointer
+
+
+class _Taken(ConverterError):
+    """A rename's target is already a property."""
+
+    def __init__(self, pointer: str) -> None:
+        super().__init__(pointer)
+        self.pointer = pointer
+
+
+class _History:
+    """Which earlier operation made or moved away each property, for messages."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, tuple[int, Op]] = {}
+        self.gone: dict[str, tuple[int, Op]] = {}
+
+    def record(self, index: int, op: Op) -> None:
+        if isinstance(op, Rename):
+            self.gone[op.from_] = self.made[op.to] = (index, op)
+        elif isinstance(op, Fill):
+            self.made.setdefault(op.path, (index, op))
+        elif isinstance(op, Drop):
+            self.gone[op.path] = (index, op)
+
+    def missing(self, error: _Missing) -> str:
+        earlier = self.gone.get(error.pointer)
+        if earlier is not None:
+            index, op = earlier
+            return (
+                f"{error.pointer} is no longer there: ops[{index}] ({describe(op)}) "
+                "already moved or dropped it"
+            )
+        return f"{error.pointer} is not a property of the old version"
+
+    def taken(self, error: _Taken) -> str:
+        earlier = self.made.get(error.pointer)
+        if earlier is not None:
+            index, op = earlier
+            return (
+                f"{error.pointer} already exists: ops[{index}] ({describe(op)}) made it; "
+                "put the rename before it"
+            )
+        return f"{error.pointer} is already a property of the old version; drop or rename it first"
 
 
 def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
@@ -222,10 +337,10 @@ def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
         source = _object_schema(schema, source_tokens, op.from_)
         name = source_tokens[-1]
         if name not in source.get("properties", {}):
-            raise ConverterError(f"rename: {op.from_} is not a property of the old version")
+            raise _Missing(op.from_)
         destination = _object_schema(schema, to_tokens, op.to)
         if to_tokens[-1] in destination.get("properties", {}):
-            raise ConverterError(f"rename: {op.to} already exists in the old version")
+            raise _Taken(op.to)
         moved = source["properties"].pop(name)
         destination.setdefault("properties", {})[to_tokens[-1]] = moved
         if name in source.get("required", []):
@@ -242,14 +357,16 @@ def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
                 kept = {"anyOf": [kept, {"const": op.value}]}
             properties[name] = kept
         else:
-            properties[name] = _filled_schema(target, tokens, op.value)
+            filled = _filled_schema(target, tokens, op.value)
+            if filled is not None:  # (a name the new version requires undescribed stays so)
+                properties[name] = filled
         if name not in holder.get("required", []):
             holder.setdefault("required", []).append(name)
     elif isinstance(op, Drop):
         tokens = parse_pointer(op.path)
         holder = _object_schema(schema, tokens, op.path)
         if tokens[-1] not in holder.get("properties", {}):
-            raise ConverterError(f"drop: {op.path} is not a property of the old version")
+            raise _Missing(op.path)
         holder["properties"].pop(tokens[-1])
         if tokens[-1] in holder.get("required", []):
             holder["required"] = [r for r in holder["required"] if r != tokens[-1]]
@@ -257,9 +374,7 @@ def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
         tokens = parse_pointer(op.path)
         holder = _object_schema(schema, tokens, op.path)
         if tokens[-1] not in holder.get("properties", {}):
-            raise ConverterError(
-                f"{type(op).__name__.lower()}: {op.path} is not a property of the old version"
-            )
+            raise _Missing(op.path)
         prop = _inline(schema, holder["properties"][tokens[-1]])
         holder["properties"][tokens[-1]] = prop
         _rewrite_values(prop, op)
@@ -294,13 +409,17 @@ def _rewrite_values(prop: dict[str, Any], op: Map | Reject) -> None:
 def _object_schema(root: dict[str, Any], tokens: list[str], pointer: str) -> dict[str, Any]:
     """The (mutable) object schema holding the last token, `$ref`s inlined."""
     node = root
-    for token in tokens[:-1]:
+    for depth, token in enumerate(tokens[:-1]):
         properties = node.get("properties", {})
         if token not in properties:
-            raise ConverterError(f"{pointer}: '{token}' is not a property of the old version")
+            raise _Missing(_pointer(tokens[: depth + 1]))
         properties[token] = _inline(root, properties[token])
         node = properties[token]
     return node
+
+
+def _pointer(tokens: list[str]) -> str:
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
 def _inline(root: dict[str, Any], schema: Any) -> dict[str, Any]:
@@ -326,15 +445,18 @@ def _inline(root: dict[str, Any], schema: Any) -> dict[str, Any]:
     return out
 
 
-def _filled_schema(target_root: Mapping[str, Any], tokens: list[str], value: Any) -> dict[str, Any]:
+def _filled_schema(
+    target_root: Mapping[str, Any], tokens: list[str], value: Any
+) -> dict[str, Any] | None:
     """The schema of a property the converter always fills: the new version's
-    own schema for it (so that only `const` differs) when the value fits it."""
+    own schema for it (so that only `const` differs) when the value fits it;
+    None where the new version does not describe the property."""
     node: Any = target_root
     for token in tokens:
         properties = node.get("properties", {}) if isinstance(node, dict) else {}
         node = _inline(dict(target_root), properties.get(token)) if token in properties else None
         if node is None:
-            return {"const": value}
+            return None
     kept = {k: v for k, v in node.items() if k != "default"}
     if _valid(value, kept, target_root):
         return {**kept, "const": value}

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["MESSAGES", "SEVERITY", "Kind", "Severity", "Side", "severity_of", "worst"]
+__all__ = [
+    "MESSAGES",
+    "READ_DIFFERENTLY",
+    "SEVERITY",
+    "Kind",
+    "Severity",
+    "Side",
+    "severity_of",
+    "worst",
+]
 
 
 class Severity(StrEnum):
@@ -66,6 +75,10 @@ class Kind(StrEnum):
     EXAMPLES_CHANGED = "examples-changed"
     COMMENT_CHANGED = "comment-changed"
     ICONS_CHANGED = "icons-changed"
+    DIALECT_CHANGED = "dialect-changed"
+    EXTENSION_CHANGED = "extension-changed"
+    SCHEMA_REWRITTEN = "schema-rewritten"
+    TOOL_RENAMED = "tool-renamed"
 
 
 _B, _A, _C = Severity.BREAKING, Severity.ADDITIVE, Severity.COSMETIC
@@ -99,7 +112,24 @@ SEVERITY: dict[Kind, tuple[Severity, Severity]] = {
     Kind.EXAMPLES_CHANGED: (_C, _C),
     Kind.COMMENT_CHANGED: (_C, _C),
     Kind.ICONS_CHANGED: (_C, _C),
+    Kind.DIALECT_CHANGED: (_C, _C),
+    Kind.EXTENSION_CHANGED: (_C, _C),
+    Kind.SCHEMA_REWRITTEN: (_C, _C),
+    Kind.TOOL_RENAMED: (_B, _B),
 }
+
+
+# Kinds whose witness is valid under both versions by design: the value is
+# kept by the new schema's open content model but dropped or read differently.
+READ_DIFFERENTLY = frozenset(
+    {
+        Kind.PROPERTY_REMOVED,
+        Kind.PROPERTY_RENAMED,
+        Kind.DEFAULT_ADDED,
+        Kind.DEFAULT_CHANGED,
+        Kind.DEFAULT_REMOVED,
+    }
+)
 
 
 def severity_of(kind: Kind, side: Side) -> Severity:
@@ -139,4 +169,14 @@ MESSAGES: dict[Kind, str] = {
     Kind.EXAMPLES_CHANGED: "examples changed",
     Kind.COMMENT_CHANGED: "$comment changed",
     Kind.ICONS_CHANGED: "icons changed",
+    Kind.DIALECT_CHANGED: (
+        "the schema dialect changed from {old} to {new}; each version is read in its own "
+        "dialect and the same values are valid"
+    ),
+    Kind.EXTENSION_CHANGED: (
+        "field '{name}' changed; it is not part of the MCP tool definition "
+        "and clients do not read it"
+    ),
+    Kind.SCHEMA_REWRITTEN: "the schema was rewritten; it accepts the same values as before",
+    Kind.TOOL_RENAMED: "the tool was renamed from {old} to {new}; calls to {old} fail",
 }

@@ -1,32 +1,51 @@
-"""Rules on `anyOf`, `oneOf` and `allOf`, and on `$ref` beside other keywords.
+"""Rules on `anyOf`, `oneOf`, `allOf`, `not`, and on `$ref` beside other keywords.
 
-Branches are matched by shape first; a lone unmatched old branch and a lone
-unmatched new branch of the same type are compared in depth (so a property
-added inside the object branch of a union is reported as such); the rest are
-`branch-removed` / `branch-added`.
+Conjunctions are folded before the walk (`fold.py`): `A`, `allOf[A]` and
+`oneOf[A]` arrive here as the same node. Union branches are matched as a set:
+by shape first, then an old branch that some new branch accepts entirely, then
+a lone unmatched old and new branch of the same type compared in depth (so a
+property added inside the object branch of a union is reported as such); the
+rest are `branch-removed` / `branch-added`. A branch that accepts nothing is
+left out on both sides: it never accepted a value. `oneOf` whose branches
+admit no common type is read as `anyOf`.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from registry.compat.kinds import Kind
-from registry.compat.schema import Node
+from registry.compat.schema import INERT, Node
 from registry.compat.shape import shape
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, deref
 
 __all__ = ["RULES"]
 
 
-def _union(node: Node) -> tuple[str, tuple[Node, ...]] | None:
-    if node.any_of is not None:
-        return "anyOf", node.any_of
-    if node.one_of is not None:
-        return "oneOf", node.one_of
+# A union keyword and its satisfiable branches with their positions.
+_Union = tuple[str, list[tuple[int, Node]]]
+
+
+def _union(node: Node) -> _Union | None:
+    """The node's union keyword and its satisfiable branches with their positions."""
+    for keyword, branches in (("anyOf", node.any_of), ("oneOf", node.one_of)):
+        if branches is not None:
+            return keyword, [(i, b) for i, b in enumerate(branches) if not deref(b).unsatisfiable()]
     return None
 
 
-def _bare(node: Node) -> str:
-    """The shape of a node with its own union keywords left out."""
-    return shape(node, without_union=True)
+# Keywords that leave a schema as unconstrained as before (a union beside only these is bare).
+_IDLE = INERT | {"anyOf", "oneOf", "default"}
+
+
+def _own(node: Node) -> bool:
+    """Whether the node constrains values by keywords of its own beside its union."""
+    return isinstance(node.raw, dict) and not node.raw.keys() <= _IDLE
+
+
+def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
+    """A `oneOf` whose branches may overlap: a value matching two is refused."""
+    return keyword == "oneOf" and not _disjoint([b for _, b in branches])
 
 
 def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -35,162 +54,173 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     Example: `{"anyOf": [{"type": "string"}, {"type": "null"}]}` ->
     `{"anyOf": [{"type": "string"}]}` is branch-removed (null was valid).
     A plain schema becoming a union that keeps it as a branch is
-    branch-added; `anyOf` turning into `oneOf`, or a `oneOf` branch added that
-    overlaps another's types, is unanalyzable (old values may now match twice).
+    branch-added; `oneOf[A]` -> `anyOf[A, B]` is branch-added too; a `oneOf`
+    branch added that overlaps another's types is unanalyzable (old values
+    may now match twice).
     """
     old_union, new_union = _union(old), _union(new)
     if old_union is None and new_union is None:
         return
     if old_union is None:
         assert new_union is not None
-        keyword, branches = new_union
-        if _bare(old) == _bare(new):
-            # The same schema with a union added beside it: one more conjunct.
-            walk.emit(
-                Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    None,
-                    [b.raw for b in branches],
-                    route,
-                    Leaf("sample"),
-                )
-            )
-            return
-        kept = [b for b in branches if walk.fits(old, b)]
-        if kept and (keyword == "anyOf" or _disjoint(branches)):
-            for branch in branches:
-                if branch not in kept:
-                    walk.emit(
-                        Finding(
-                            Kind.BRANCH_ADDED, f"{pointer}/{keyword}", keyword, None, branch.raw
-                        )
-                    )
-            return
-        walk.emit(
-            Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/{keyword}",
-                keyword,
-                None,
-                [b.raw for b in branches],
-                route,
-                Leaf("sample"),
-            )
-        )
+        _union_added(walk, old, new, pointer, route, new_union)
         return
     if new_union is None:
-        keyword, branches = old_union
-        if _bare(new) == _bare(old):
-            walk.emit(
-                Finding(
-                    Kind.CONSTRAINT_RELAXED,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    [b.raw for b in branches],
-                    None,
-                )
-            )
-            return
-        for i, branch in enumerate(branches):
-            if not walk.fits(branch, new):
-                walk.emit(
-                    Finding(
-                        Kind.BRANCH_REMOVED,
-                        f"{pointer}/{keyword}",
-                        keyword,
-                        branch.raw,
-                        None,
-                        (*route, Step("branch", i, branch)),
-                        Leaf("sample"),
-                    )
-                )
+        _union_removed(walk, old, new, pointer, route, old_union)
         return
     (old_keyword, old_branches), (new_keyword, new_branches) = old_union, new_union
-    if old_keyword != new_keyword:
-        walk.emit(
-            Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/{new_keyword}",
-                new_keyword,
-                old_keyword,
-                new_keyword,
-                route,
-                Leaf("sample"),
-            )
-        )
-        return
     at = f"{pointer}/{new_keyword}"
-    new_shapes = [shape(deref(b)) for b in new_branches]
-    unmatched_new = list(range(len(new_branches)))
-    unmatched_old: list[int] = []
-    for i, branch in enumerate(old_branches):
+    new_exclusive = _exclusive(new_keyword, new_branches)
+    if new_exclusive and not _exclusive(old_keyword, old_branches) and len(old_branches) > 1:
+        # values that matched two old branches were valid; the new oneOf refuses them
+        _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
+        return
+    unmatched_new = [j for j, _ in new_branches]
+    by_position = dict(new_branches)
+    new_shapes = {j: shape(deref(b)) for j, b in new_branches}
+    unmatched_old: list[tuple[int, Node]] = []
+    for i, branch in old_branches:
         old_shape = shape(deref(branch))
         match = next((j for j in unmatched_new if new_shapes[j] == old_shape), None)
         if match is None:
-            unmatched_old.append(i)
-        else:
-            unmatched_new.remove(match)
-            walk.compare(
-                branch,
-                new_branches[match],
-                new_branches[match].pointer,
-                (*route, Step("branch", i, branch)),
-            )
-    for i in list(unmatched_old):
-        candidates = [
-            j for j in unmatched_new if deref(new_branches[j]).types == deref(old_branches[i]).types
-        ]
-        rivals = [
-            k for k in unmatched_old if deref(old_branches[k]).types == deref(old_branches[i]).types
-        ]
+            unmatched_old.append((i, branch))
+            continue
+        unmatched_new.remove(match)
+        target = by_position[match]
+        walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+    if new_exclusive and (unmatched_old or unmatched_new):
+        # a branch changed inside a oneOf whose branches overlap: a value may
+        # now match two branches (or none) where it matched one
+        _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
+        return
+    for i, branch in list(unmatched_old):
+        match = next((j for j in unmatched_new if walk.fits(branch, by_position[j])), None)
+        if match is None:
+            continue
+        unmatched_old.remove((i, branch))
+        unmatched_new.remove(match)
+        target = by_position[match]
+        walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+    for i, branch in list(unmatched_old):
+        types = deref(branch).effective_types()
+        candidates = [j for j in unmatched_new if deref(by_position[j]).effective_types() == types]
+        rivals = [k for k, b in unmatched_old if deref(b).effective_types() == types]
         if len(candidates) == 1 and rivals == [i]:
             j = candidates[0]
-            unmatched_old.remove(i)
+            unmatched_old.remove((i, branch))
             unmatched_new.remove(j)
-            walk.compare(
-                old_branches[i],
-                new_branches[j],
-                new_branches[j].pointer,
-                (*route, Step("branch", i, old_branches[i])),
-            )
-    for i in unmatched_old:
+            target = by_position[j]
+            walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+    for i, branch in unmatched_old:
+        if any(walk.fits(branch, other, validity=True) for _, other in new_branches):
+            continue  # every value it took, a branch still takes (merged into a wider one)
         walk.emit(
             Finding(
                 Kind.BRANCH_REMOVED,
                 at,
                 new_keyword,
-                old_branches[i].raw,
+                branch.raw,
                 None,
-                (*route, Step("branch", i, old_branches[i])),
+                (*route, Step("branch", i, branch)),
                 Leaf("sample"),
             )
         )
-    if new_keyword == "oneOf" and unmatched_new and not _disjoint(new_branches):
-        walk.emit(
-            Finding(
-                Kind.UNANALYZABLE,
-                at,
-                new_keyword,
-                None,
-                [new_branches[j].raw for j in unmatched_new],
-                route,
-                Leaf("sample"),
-            )
+    if new_exclusive and unmatched_new:
+        _unanalyzable(
+            walk, at, new_keyword, None, [by_position[j].raw for j in unmatched_new], route
         )
         return
     for j in unmatched_new:
-        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, None, new_branches[j].raw))
+        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, None, by_position[j].raw))
 
 
-def _disjoint(branches: tuple[Node, ...]) -> bool:
+def _union_added(
+    walk: Walk, old: Node, new: Node, pointer: str, route: Route, union: _Union
+) -> None:
+    """A plain schema gained a union. Beside keywords of its own (or beside
+    the same schema) the union is one more conjunct: harmless when one branch
+    accepts every old value, else constraint-tightened. A bare union replaces
+    the schema: the branches accepting every old value are kept and the others
+    are branch-added; else the one branch sharing old's types is compared with
+    it in depth (`{"type": "string"}` -> `{"anyOf": [{"type": "string",
+    "minLength": 1}, {"type": "null"}]}` is constraint-tightened on
+    `minLength`, witness `""`, and branch-added for null)."""
+    keyword, branches = union
+    nodes = [b for _, b in branches]
+    exclusive = _exclusive(keyword, branches)
+    at = f"{pointer}/{keyword}"
+    if _own(new) or not _own(old):
+        # (a value of an overlapping oneOf may match two branches: never proven harmless)
+        if exclusive or not any(walk.fits(old, b, validity=True) for b in nodes):
+            walk.emit(
+                Finding(
+                    Kind.CONSTRAINT_TIGHTENED,
+                    at,
+                    keyword,
+                    None,
+                    [b.raw for b in nodes],
+                    route,
+                    Leaf("sample"),
+                )
+            )
+        return
+    kept = [b for b in nodes if walk.fits(old, b)]
+    if not kept and not exclusive:
+        types = old.effective_types()
+        sharing = [b for b in nodes if deref(b).effective_types() & types]
+        if len(sharing) == 1:
+            walk.compare(old, sharing[0], sharing[0].pointer, route)
+            kept = sharing
+    if kept and not exclusive:
+        for branch in nodes:
+            if branch not in kept:
+                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, None, branch.raw))
+        return
+    _unanalyzable(walk, at, keyword, None, [b.raw for b in nodes], route)
+
+
+def _union_removed(
+    walk: Walk, old: Node, new: Node, pointer: str, route: Route, union: _Union
+) -> None:
+    """A union went away. Beside keywords of its own it was a conjunct: its
+    removal relaxes. A bare union became a plain schema: each old branch must
+    fit it, or it is branch-removed."""
+    keyword, branches = union
+    if _own(old) or not _own(new):
+        walk.emit(
+            Finding(
+                Kind.CONSTRAINT_RELAXED,
+                f"{pointer}/{keyword}",
+                keyword,
+                [b.raw for _, b in branches],
+                None,
+            )
+        )
+        return
+    for i, branch in branches:
+        if not walk.fits(branch, new):
+            walk.emit(
+                Finding(
+                    Kind.BRANCH_REMOVED,
+                    f"{pointer}/{keyword}",
+                    keyword,
+                    branch.raw,
+                    None,
+                    (*route, Step("branch", i, branch)),
+                    Leaf("sample"),
+                )
+            )
+
+
+def _unanalyzable(walk: Walk, at: str, keyword: str, old: Any, new: Any, route: Route) -> None:
+    walk.emit(Finding(Kind.UNANALYZABLE, at, keyword, old, new, route, Leaf("sample")))
+
+
+def _disjoint(branches: list[Node]) -> bool:
     """True when no two branches admit a common JSON type (oneOf stays exclusive)."""
     seen: set[str] = set()
     for branch in branches:
-        types = deref(branch).types
-        if types is None:
-            return False
+        types = deref(branch).effective_types()
         widened = set(types) | ({"integer"} if "number" in types else set())
         if "integer" in types:
             widened.add("number")
@@ -201,32 +231,99 @@ def _disjoint(branches: tuple[Node, ...]) -> bool:
 
 
 def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`allOf` branches are compared position by position; a different number
-    of branches is unanalyzable. Example: `{"allOf": [A]}` -> `{"allOf": [A']}`
-    reports the changes of A -> A' at `/allOf/0/...`."""
+    """`allOf` branches that folding could not merge, matched as a set: equal
+    branches pair up; a branch gone is constraint-relaxed; a branch added is
+    harmless when an old branch (or the old schema as a whole) already
+    implies it, else its breaking differences from the old schema are
+    reported. Example: `{"allOf": [{"type": "string"}, {"enum": ["red"]}]}`
+    -> `{"allOf": [{"type": "string"}, {"enum": ["blue"]}]}` folds to
+    `{"type": "string", "enum": [...]}` on each side: enum-narrowed."""
     if old.all_of is None and new.all_of is None:
         return
-    old_all, new_all = old.all_of or (), new.all_of or ()
-    if len(old_all) != len(new_all):
-        walk.emit(
-            Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/allOf",
-                "allOf",
-                [b.raw for b in old_all] or None,
-                [b.raw for b in new_all] or None,
-                route,
-                Leaf("sample"),
-            )
-        )
+    at = f"{pointer}/allOf"
+    old_left = [b for b in old.all_of or () if not deref(b).unsatisfiable()]
+    new_left = list(new.all_of or ())
+    new_shapes = [shape(deref(b)) for b in new_left]
+    for branch in list(old_left):
+        old_shape = shape(deref(branch))
+        match = next((j for j, s in enumerate(new_shapes) if s == old_shape), None)
+        if match is None:
+            continue
+        old_left.remove(branch)
+        target = new_left.pop(match)
+        new_shapes.pop(match)
+        walk.compare(branch, target, target.pointer, route)
+    for target in new_left:
+        source = next((b for b in old_left if walk.fits(b, target, validity=True)), None)
+        if source is not None:
+            old_left.remove(source)
+            walk.compare(source, target, target.pointer, route)
+        elif len(old_left) == 1 and len(new_left) == 1:
+            source = old_left.pop()
+            walk.compare(source, target, target.pointer, route)
+        else:
+            for finding in walk.probe(old, target, route, validity=True):
+                walk.emit(finding)
+    for branch in old_left:
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "allOf", branch.raw, None))
+
+
+def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`not`: what `not B` accepts grows as B shrinks, so the new `not` schema
+    is compared against the old one with the sides swapped. A `not` added
+    tightens unless no old value can meet it (disjoint types); one removed
+    relaxes. Example: `{"not": {"type": "number"}}` -> `{"not": {"type":
+    "integer"}}` relaxes; the reverse is constraint-tightened with witness 1.5."""
+    before, after = old.not_, new.not_
+    if before is None and after is None:
         return
-    for i, (a, b) in enumerate(zip(old_all, new_all, strict=True)):
-        walk.compare(a, b, f"{pointer}/allOf/{i}", route)
+    at = f"{pointer}/not"
+    if after is None:
+        assert before is not None
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", before.raw, None))
+        return
+    if before is None:
+        if _types_meet(old, after):
+            leaf = Leaf("value", _instance(after))
+            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, "not", None, after.raw, route, leaf))
+        return
+    refused = walk.probe(after, before, validity=True)
+    if not refused:
+        if shape(deref(before)) != shape(deref(after)):
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", before.raw, after.raw))
+        return
+    from registry.compat.witness import build
+
+    first = refused[0]
+    value = build(after, first.route or (), first.leaf) if first.leaf else _instance(after)
+    walk.emit(
+        Finding(
+            Kind.CONSTRAINT_TIGHTENED,
+            at,
+            "not",
+            before.raw,
+            after.raw,
+            route,
+            Leaf("value", value),
+        )
+    )
+
+
+def _types_meet(old: Node, refused: Node) -> bool:
+    """Whether a value of a type `old` admits may meet `refused`."""
+    return any(old.admits(t) for t in deref(refused).effective_types())
+
+
+def _instance(node: Node) -> Any:
+    from registry.compat.witness import instance_of
+
+    return instance_of(node)
 
 
 def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """A `$ref` beside other keywords applies both; the referenced schemas are
-    compared in depth. A `$ref` on one side only is unanalyzable there."""
+    """A `$ref` beside other keywords applies both (folded where it can be);
+    the referenced schemas are compared in depth. A `$ref` on one side only is
+    unanalyzable there."""
     if old.ref is None and new.ref is None:
         return
     if old.ref is not None and new.ref is not None:
@@ -245,4 +342,4 @@ def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
     )
 
 
-RULES = (union_changed, all_of_changed, ref_with_siblings)
+RULES = (union_changed, all_of_changed, not_changed, ref_with_siblings)

@@ -4,24 +4,13 @@ analyse (fail closed: `unanalyzable`, breaking).
 
 from __future__ import annotations
 
+from registry.compat.cosmetic import KINDS
+from registry.compat.dialects import dialect_of
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.walk import Finding, Leaf, Route, Walk
 
 __all__ = ["RULES"]
-
-_ANNOTATION_KINDS = {
-    "description": Kind.DESCRIPTION_CHANGED,
-    "title": Kind.TITLE_CHANGED,
-    "examples": Kind.EXAMPLES_CHANGED,
-    "$comment": Kind.COMMENT_CHANGED,
-    # No validation effect; reported as documentation changes.
-    "deprecated": Kind.DESCRIPTION_CHANGED,
-    "readOnly": Kind.DESCRIPTION_CHANGED,
-    "writeOnly": Kind.DESCRIPTION_CHANGED,
-    "contentMediaType": Kind.DESCRIPTION_CHANGED,
-    "contentEncoding": Kind.DESCRIPTION_CHANGED,
-}
 
 
 def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -30,7 +19,7 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}`."""
     if not old.annotations and not new.annotations:
         return
-    for keyword, kind in _ANNOTATION_KINDS.items():
+    for keyword, kind in KINDS.items():
         before = old.annotations.get(keyword)
         after = new.annotations.get(keyword)
         if before != after:
@@ -38,17 +27,20 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
 
 
 def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`unanalyzable`: a keyword the engine does not fully understand (`not`,
-    `if`/`then`/`else`, `patternProperties`, `dependentSchemas`, `$dynamicRef`,
-    vendor keywords, ...) differs, or the dialect (`$schema`) changed. Fail
-    closed: breaking. Example: `{"not": {"type": "null"}}` -> `{"not":
-    {"type": "string"}}`."""
-    if not old.opaque and not new.opaque and old.schema_uri == new.schema_uri:
+    """`unanalyzable`: a keyword the engine does not analyse (`if`/`then`/`else`,
+    `$dynamicRef`, a vendor keyword, one the side's dialect does not define,
+    ...) differs, or a keyword both sides hold is native to one side's dialect
+    and borrowed from another by the other (one validator may ignore what the
+    other enforces). Fail closed: breaking. Example: `{"if": {"type": "null"}}`
+    -> `{"if": {"type": "string"}}`."""
+    if old.borrowed or new.borrowed:
+        _borrowed_changed(walk, old, new, pointer, route)
+    if not old.opaque and not new.opaque:
         return
     for keyword in sorted(old.opaque.keys() | new.opaque.keys()):
         before = old.opaque.get(keyword)
         after = new.opaque.get(keyword)
-        if before != after:
+        if before != after or (keyword in old.opaque) != (keyword in new.opaque):
             walk.emit(
                 Finding(
                     Kind.UNANALYZABLE,
@@ -60,27 +52,49 @@ def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: 
                     Leaf("sample"),
                 )
             )
-    if _dialect(old.schema_uri) != _dialect(new.schema_uri):
+
+
+def _borrowed_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    both = old.raw.keys() & new.raw.keys() if isinstance(old.raw, dict) else set()
+    for keyword in sorted((old.borrowed ^ new.borrowed) & both):
+        if keyword in old.opaque or keyword in new.opaque:
+            continue  # reported with the opaque keywords
         walk.emit(
             Finding(
                 Kind.UNANALYZABLE,
-                f"{pointer}/$schema",
-                "$schema",
-                old.schema_uri,
-                new.schema_uri,
+                f"{pointer}/{keyword}",
+                keyword,
+                old.raw[keyword],
+                new.raw[keyword],
                 route,
                 Leaf("sample"),
             )
         )
 
 
-def _dialect(uri: str | None) -> str:
-    """Absent `$schema` means 2020-12, the MCP default."""
-    if uri is None:
-        return "https://json-schema.org/draft/2020-12/schema"
-    return uri.rstrip("#").replace(
-        "http://json-schema.org/draft/2020-12", "https://json-schema.org/draft/2020-12"
+def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`dialect-changed`: the root `$schema` names another dialect (or spells
+    the same one differently). Each side was read in its own dialect into one
+    model, so what changed for instances is reported by the other rules; this
+    change itself is cosmetic. A dialect the engine does not know (draft-03,
+    a custom meta-schema) on either side is `unanalyzable`.
+    Example: `"$schema": "http://json-schema.org/draft-07/schema#"` ->
+    `"$schema": "https://json-schema.org/draft/2020-12/schema"` with the same
+    keywords is dialect-changed alone."""
+    if old.schema_uri == new.schema_uri:
+        return
+    known = dialect_of(old.schema_uri) is not None and dialect_of(new.schema_uri) is not None
+    walk.emit(
+        Finding(
+            Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
+            f"{pointer}/$schema",
+            "$schema",
+            old.schema_uri,
+            new.schema_uri,
+            None if known else route,
+            None if known else Leaf("sample"),
+        )
     )
 
 
-RULES = (annotation_changed, unanalyzable_keyword)
+RULES = (annotation_changed, unanalyzable_keyword, dialect_changed)

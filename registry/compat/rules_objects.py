@@ -9,12 +9,14 @@ because an absent value is now read differently.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.shape import json_key, shape
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, arguments_pointer, deref
+from registry.patterns import PatternError, search
 
 __all__ = ["RULES"]
 
@@ -32,10 +34,11 @@ def _escape(name: str) -> str:
 def _renames(old: Node, new: Node) -> dict[str, str]:
     """Pair each removed property with the one added property of the same shape.
 
-    Ambiguous pairs (several candidates on either side) are not renames.
+    Ambiguous pairs (several candidates on either side) are not renames, nor
+    is a name the new version still requires.
     """
     old_names, new_names = old.properties.keys(), new.properties.keys()
-    removed = [n for n in old_names if n not in new_names]
+    removed = [n for n in old_names if n not in new_names and n not in new.required]
     added = [n for n in new_names if n not in old_names]
     if not removed or not added:
         return {}
@@ -109,7 +112,16 @@ def properties_changed(
                 old.properties[name], new.properties[new_name], new_at, (*route, Step("prop", name))
             )
             continue
-        op = {"op": "drop", "path": target} if target else None
+        gone = old.properties[name]
+        if deref(gone).unsatisfiable():
+            continue  # a property whose schema accepts nothing was never sent
+        kept = map_schema(new, name)
+        if kept is not None and walk.fits(gone, kept, validity=True):
+            # still read, as an entry of the map the new version declares
+            walk.compare(gone, kept, at, (*route, Step("prop", name)))
+            continue
+        # (a name the new version still requires cannot simply be dropped)
+        op = {"op": "drop", "path": target} if target and name not in new.required else None
         walk.emit(
             Finding(
                 Kind.PROPERTY_REMOVED,
@@ -141,13 +153,56 @@ def properties_changed(
 
 def _unlisted_schema(old: Node, name: str) -> Node | None:
     """What old said of a property it did not list, where callers relied on it:
-    the map schema (`additionalProperties` as a schema), or anything at all
-    for a name old required. An optional name under an open content model was
-    no contract: declaring it is additive (DESIGN.md)."""
-    extra = old.additional_properties
-    if extra is not None and extra.raw is not True:
-        return None if extra.accepts_nothing else extra
+    the schema of a matching `patternProperties`, the map schema
+    (`additionalProperties`, or `unevaluatedProperties` read alike), or
+    anything at all for a name old required. An optional name under an open
+    content model was no contract: declaring it is additive (DESIGN.md)."""
+    if _evaluated_elsewhere(old):
+        return ANYTHING  # a subschema may have accepted it: compare with anything
+    governing = map_schema(old, name)
+    if governing is not None:
+        return None if governing.accepts_nothing else governing
     return ANYTHING if name in old.required else None
+
+
+def map_schema(node: Node, name: str) -> Node | None:
+    """The schema an unlisted property `name` must meet under `node`: the first
+    matching `patternProperties` schema, else `additionalProperties` (or
+    `unevaluatedProperties` where no subschema evaluates properties) when it is
+    a schema; None where unlisted names are free."""
+    for pattern, schema in node.pattern_properties.items():
+        if _matches(pattern, name):
+            return schema
+    _, extra = governing_extra(node)
+    if extra is None or extra.raw is True:
+        return None
+    return extra
+
+
+def governing_extra(node: Node) -> tuple[str, Node | None]:
+    """The keyword governing unlisted properties and its schema (None: open)."""
+    if node.additional_properties is not None:
+        return "additionalProperties", node.additional_properties
+    return "unevaluatedProperties", node.unevaluated_properties
+
+
+def _evaluated_elsewhere(node: Node) -> bool:
+    """Whether `unevaluatedProperties` governs here while subschemas beside it
+    may evaluate properties too (which names they evaluate depends on the instance)."""
+    extra = node.unevaluated_properties
+    return (
+        node.additional_properties is None
+        and extra is not None
+        and extra.raw is not True
+        and node.has_applicators()
+    )
+
+
+def _matches(pattern: str, name: str) -> bool:
+    try:
+        return search(pattern, name)
+    except PatternError:
+        return True  # a pattern RE2 cannot run may match: assume it does
 
 
 def _default_changed(
@@ -236,12 +291,15 @@ def _fill_value(node: Node | None) -> Any:
 
 def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`content-model-closed`, `content-model-opened` for `additionalProperties`
-    and `unevaluatedProperties`.
+    and `unevaluatedProperties` (read like `additionalProperties` where no
+    subschema beside it evaluates properties).
 
     Example: `additionalProperties` absent -> `false` closes the content model
     (an old call carrying an unlisted property is refused); a schema replacing
     `true` narrows it the same way; `false` -> absent opens it. Two schemas
-    are compared in depth as the values of a map.
+    are compared in depth as the values of a map. `unevaluatedProperties`
+    beside `allOf`/`anyOf`/`$ref` that evaluate properties is unanalyzable
+    when it changes.
     """
     if (
         old.additional_properties is None
@@ -252,42 +310,139 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         return  # open on both sides
     if not _both_objects(old, new):
         return
-    for keyword, attr in (
-        ("additionalProperties", "additional_properties"),
-        ("unevaluatedProperties", "unevaluated_properties"),
-    ):
-        old_child: Node | None = getattr(old, attr)
-        new_child: Node | None = getattr(new, attr)
-        old_open = old_child is None or old_child.raw is True
-        new_open = new_child is None or new_child.raw is True
-        if old_open and new_open:
-            continue
-        extra = _unlisted_name(old, new)
-        at = f"{pointer}/{keyword}"
-        old_shown = None if old_child is None else _raw(old_child)
-        new_shown = None if new_child is None else _raw(new_child)
-        if old_open:
+    old_keyword, old_child = governing_extra(old)
+    new_keyword, new_child = governing_extra(new)
+    old_open = old_child is None or old_child.raw is True
+    new_open = new_child is None or new_child.raw is True
+    if old_open and new_open:
+        return
+    keyword = new_keyword if new_child is not None else old_keyword
+    at = f"{pointer}/{keyword}"
+    old_shown = None if old_child is None else _raw(old_child)
+    new_shown = None if new_child is None else _raw(new_child)
+    if _evaluated_elsewhere(old) or _evaluated_elsewhere(new):
+        if old_keyword != new_keyword or old_shown != new_shown:
             walk.emit(
-                Finding(
-                    Kind.CONTENT_MODEL_CLOSED,
-                    at,
-                    keyword,
-                    old_shown,
-                    new_shown,
-                    route,
-                    Leaf("with", _unlisted_value(new_child), extra),
-                )
+                Finding(Kind.UNANALYZABLE, at, keyword, old_shown, new_shown, route, Leaf("sample"))
             )
-        elif new_open:
-            walk.emit(Finding(Kind.CONTENT_MODEL_OPENED, at, keyword, old_shown, new_shown))
+        return
+    extra = _unlisted_name(old, new)
+    if old_open:
+        walk.emit(
+            Finding(
+                Kind.CONTENT_MODEL_CLOSED,
+                at,
+                keyword,
+                old_shown,
+                new_shown,
+                route,
+                Leaf("with", _unlisted_value(new_child), extra),
+            )
+        )
+    elif new_open:
+        walk.emit(Finding(Kind.CONTENT_MODEL_OPENED, at, keyword, old_shown, new_shown))
+    else:
+        assert old_child is not None and new_child is not None
+        walk.compare(old_child, new_child, at, (*route, Step("extra", extra)))
+
+
+def pattern_properties_changed(
+    walk: Walk, old: Node, new: Node, pointer: str, route: Route
+) -> None:
+    """`patternProperties`: the schema of each pattern compared in depth as the
+    values of a map. A pattern added must accept what old allowed for the
+    names it matches (listed ones included); the names of a pattern removed
+    fall to the new map schema, which must accept what the pattern did.
+    Example: `{"patternProperties": {"^x_": {"type": "string"}}}` ->
+    `{"patternProperties": {"^x_": {"type": "integer"}}}` is type-narrowed
+    (`{"x_a": "a"}` was valid)."""
+    if not old.pattern_properties and not new.pattern_properties:
+        return
+    if not _both_objects(old, new):
+        return
+    old_patterns, new_patterns = old.pattern_properties, new.pattern_properties
+    for pattern in old_patterns.keys() & new_patterns.keys():
+        walk.compare(
+            old_patterns[pattern],
+            new_patterns[pattern],
+            f"{pointer}/patternProperties/{_escape(pattern)}",
+            (*route, Step("extra", _name_matching(pattern, old))),
+        )
+    for pattern in sorted(new_patterns.keys() - old_patterns.keys()):
+        _pattern_added(walk, old, new, pattern, f"{pointer}/patternProperties", route)
+    for pattern in sorted(old_patterns.keys() - new_patterns.keys()):
+        _pattern_removed(walk, old, new, pattern, f"{pointer}/patternProperties", route)
+
+
+def _pattern_added(walk: Walk, old: Node, new: Node, pattern: str, at: str, route: Route) -> None:
+    """A new pattern constrains the names it matches: the listed properties old
+    and new share that it matches, and unlisted names old let through a
+    pattern or a map schema (names under an open model were no contract)."""
+    schema = new.pattern_properties[pattern]
+    sources: list[tuple[str, Node]] = [
+        (name, old.properties[name])
+        for name in old.properties
+        if name in new.properties and _matches(pattern, name)
+    ]
+    name = _name_matching(pattern, old)
+    sources += [(name, s) for s in old.pattern_properties.values()]
+    _, extra = governing_extra(old)
+    if extra is not None and extra.raw is not True and not extra.accepts_nothing:
+        sources.append((name, extra))
+    for source_name, source in sources:
+        findings = walk.probe(source, schema, (*route, Step("prop", source_name)), validity=True)
+        for finding in findings:
+            finding.pointer = f"{at}/{_escape(pattern)}" + finding.pointer[len(schema.pointer) :]
+            walk.emit(finding)
+        if findings:
+            return
+
+
+def _pattern_removed(walk: Walk, old: Node, new: Node, pattern: str, at: str, route: Route) -> None:
+    """Names a pattern no longer governs fall to the other patterns and the map
+    schema of the new version: each must accept what the pattern did."""
+    schema = old.pattern_properties[pattern]
+    _, extra = governing_extra(new)
+    targets = list(new.pattern_properties.values())
+    if extra is not None and extra.raw is not True:
+        targets.append(extra)
+    name = _name_matching(pattern, old)
+    for target in targets:
+        findings = walk.probe(schema, target, (*route, Step("extra", name)), validity=True)
+        for finding in findings:
+            walk.emit(finding)
+        if findings:
+            return
+
+
+def _raws(schemas: Mapping[str, Node]) -> dict[str, Any]:
+    return {name: _raw(schema) for name, schema in schemas.items()}
+
+
+def _name_matching(pattern: str, node: Node) -> str:
+    """A property name `pattern` matches that `node` does not list (best
+    effort: the pattern's literal start, then common shapes)."""
+    literal = ""
+    for char in pattern.removeprefix("^"):
+        if char.isalnum() or char in "_-":
+            literal += char
         else:
-            assert old_child is not None and new_child is not None
-            walk.compare(old_child, new_child, at, (*route, Step("extra", extra)))
+            break
+    for candidate in (literal + "x", literal, "x", "a", "a1", "A", "_x", "0", "x-y", "x.y"):
+        if candidate and candidate not in node.properties and _matches(pattern, candidate):
+            return candidate
+    return literal or "x"
 
 
 def _unlisted_name(old: Node, new: Node) -> str:
+    """A property name neither version lists nor governs by a pattern."""
+    patterns = [*old.pattern_properties, *new.pattern_properties]
     name, n = "unlisted", 0
-    while name in old.properties or name in new.properties:
+    while (
+        name in old.properties
+        or name in new.properties
+        or any(_matches(pattern, name) for pattern in patterns)
+    ) and n < 50:
         n += 1
         name = f"unlisted_{n}"
     return name
@@ -305,4 +460,4 @@ def _raw(node: Node) -> Any:
     return node.raw
 
 
-RULES = (object_changed, content_model_changed)
+RULES = (object_changed, content_model_changed, pattern_properties_changed)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from registry.compat.jsonvalues import json_equal, json_same
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
-__all__ = ["ESCALATION", "HINT_DEFAULTS", "tool_changes"]
+__all__ = ["ESCALATION", "HINT_DEFAULTS", "MCP_TOOL_FIELDS", "tool_changes"]
 
 # MCP's defaults for absent hints: an absent hint means the cautious value.
 HINT_DEFAULTS: dict[str, bool] = {
@@ -27,38 +28,65 @@ ESCALATION: dict[str, bool] = {
     "openWorldHint": True,
 }
 
-_HANDLED = {
-    "name",
-    "title",
-    "description",
-    "icons",
-    "annotations",
-    "inputSchema",
-    "outputSchema",
-    "_meta",
-}
+# The fields of the MCP `Tool` object, every protocol revision up to
+# 2025-11-25 (the wire names of `mcp.types.Tool`). Written out rather than read
+# from the `mcp` SDK at run time: the engine is installed without it, and two
+# installs must classify alike; tests/test_kinds.py checks the list
+# against the installed SDK.
+MCP_TOOL_FIELDS = frozenset(
+    {
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "icons",
+        "execution",
+        "_meta",
+    }
+)
+_HANDLED = MCP_TOOL_FIELDS - {"execution"}
+_SCHEMAS = frozenset({"inputSchema", "outputSchema"})
 
 
 def tool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """The findings about the fields around the schemas (only those that differ
+    are read; the schemas themselves are not the business of this module)."""
+    differ = {
+        key
+        for key in old.keys() | new.keys()
+        if key not in _SCHEMAS
+        and ((key in old) != (key in new) or not json_same(old[key], new[key]))
+    }
     findings: list[Finding] = []
-    findings += name_changed(old, new)
-    findings += texts_changed(old, new)
-    findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
-    findings += other_fields_changed(old, new)
+    if "name" in differ:
+        findings += name_changed(old, new)
+    if differ & {"description", "title", "icons"}:
+        findings += texts_changed(old, new)
+    if "annotations" in differ:
+        findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
+    if differ - _HANDLED:
+        findings += other_fields_changed(old, new)
+        findings += extensions_changed(old, new)
     return findings
 
 
 def name_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
-    """A different `name` is a different tool to callers: unanalyzable
-    (publish the new name as its own tool, with an alias for the old one)."""
+    """`tool-renamed`: a different `name` is a different tool to callers, whose
+    calls to the old name fail (publish the new name as its own tool, with an
+    alias for the old one). Example: `"name": "get_pull_request"` ->
+    `"name": "pull_request_read"`."""
     if old.get("name") == new.get("name"):
         return []
-    return [Finding(Kind.UNANALYZABLE, "/name", "name", old.get("name"), new.get("name"))]
+    return [Finding(Kind.TOOL_RENAMED, "/name", "name", old.get("name"), new.get("name"))]
 
 
 def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
     """`description-changed`, `title-changed`, `icons-changed` on the tool:
-    cosmetic, always reported (a description change is how tool poisoning shows up)."""
+    cosmetic, always reported (a description change is how tool poisoning shows up).
+    Example: `"icons": [{"src": "https://a.example/1.png"}]` -> `"icons":
+    [{"src": "https://a.example/2.png"}]` is icons-changed."""
     findings = []
     for key, kind in (
         ("description", Kind.DESCRIPTION_CHANGED),
@@ -106,10 +134,25 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
 
 
 def other_fields_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
-    """Any other top-level field that differs (`execution`, future fields):
-    unanalyzable, fail closed."""
+    """`execution` (task support) differs: unanalyzable, fail closed."""
     return [
         Finding(Kind.UNANALYZABLE, f"/{key}", key, old.get(key), new.get(key))
-        for key in sorted((old.keys() | new.keys()) - _HANDLED)
-        if old.get(key) != new.get(key)
+        for key in sorted((old.keys() | new.keys()) & (MCP_TOOL_FIELDS - _HANDLED))
+        if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
     ]
+
+
+def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
+    """`extension-changed`: a field outside the MCP `Tool` object (a server's
+    own `surface`, `skills`, `requiredScopes`) differs. No MCP client reads
+    it (the SDK's `Tool` model drops it), so it is cosmetic.
+    Example: `"requiredScopes": ["repo"]` -> `"requiredScopes": ["repo", "gist"]`."""
+    return [
+        Finding(Kind.EXTENSION_CHANGED, f"/{_escape(key)}", key, old.get(key), new.get(key))
+        for key in sorted((old.keys() | new.keys()) - MCP_TOOL_FIELDS)
+        if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
+    ]
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")

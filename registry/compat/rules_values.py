@@ -15,6 +15,9 @@ from registry.compat.walk import Finding, Leaf, Route, Walk, arguments_pointer
 __all__ = ["RULES"]
 
 
+_STRING = frozenset({"string"})
+
+
 def _covered(type_name: str, types: frozenset[str]) -> bool:
     return type_name in types or (type_name == "integer" and "number" in types)
 
@@ -37,6 +40,9 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
         return  # the same `type` keyword: the same types either way
     old_types = old.effective_types()
     new_types = new.effective_types()
+    if route and route[-1].via == "name":
+        # the schemas of property names: only strings ever meet them
+        old_types, new_types = old_types & _STRING, new_types & _STRING
     lost = sorted(t for t in old_types if not _covered(t, new_types))
     if "number" in old_types and "number" not in new_types and "integer" in new_types:
         lost.append("number")

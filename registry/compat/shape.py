@@ -7,52 +7,24 @@ pointer they name, so recursive schemas have a finite shape.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
+from registry.compat.jsonvalues import json_equal, json_key
 
-from registry.compat.schema import Node
+if TYPE_CHECKING:
+    from registry.compat.schema import Node
 
 __all__ = ["json_equal", "json_key", "same_shape", "shape"]
 
 
-def json_equal(a: Any, b: Any) -> bool:
-    """Whether two JSON values encode the same (keys sorted). Python's `1 == True`
-    does not hold here; `1` and `1.0` count as different, which only costs a
-    caller that uses this as a shortcut a closer look."""
-    if a is b:
-        return True
-    try:
-        return _ENCODER.encode(a) == _ENCODER.encode(b)
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        return False
-
-
-_ENCODER = msgspec.json.Encoder(order="sorted")
-
-
-def json_key(value: Any) -> str:
-    """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`)."""
-
-    def normal(v: Any) -> Any:
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, int | float):
-            return float(v) if float(v) != int(v) or abs(v) > 2**53 else int(v)
-        if isinstance(v, dict):
-            return {k: normal(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [normal(x) for x in v]
-        return v
-
-    return json.dumps(normal(value), sort_keys=True, separators=(",", ":"))
-
-
 def shape(node: Node, *, without_union: bool = False) -> str:
     """A canonical string of what `node` accepts (annotations and default removed);
-    `without_union` leaves the node's own `anyOf`/`oneOf` out."""
-    return json_key(_shape(node, set(), without_union))
+    `without_union` leaves the node's own `anyOf`/`oneOf` out. Worked out once per node."""
+    key = "bare shape" if without_union else "shape"
+    found = node.memo.get(key)
+    if found is None:
+        found = node.memo[key] = json_key(_shape(node, set(), without_union))
+    return found
 
 
 def same_shape(a: Node, b: Node) -> bool:
@@ -80,10 +52,24 @@ def _shape(node: Node, active: set[int], without_union: bool = False) -> Any:
         out["properties"] = {k: _shape(v, active) for k, v in sorted(node.properties.items())}
     if node.required:
         out["required"] = sorted(node.required)
+    for name, children in (
+        ("patternProperties", node.pattern_properties),
+        ("dependentSchemas", node.dependent_schemas),
+    ):
+        if children:
+            out[name] = {k: _shape(v, active) for k, v in sorted(children.items())}
+    if node.dependent_required:
+        out["dependentRequired"] = {
+            k: sorted(v) for k, v in sorted(node.dependent_required.items())
+        }
     for name, child in (
         ("additionalProperties", node.additional_properties),
         ("unevaluatedProperties", node.unevaluated_properties),
+        ("propertyNames", node.property_names),
         ("items", node.rest_items),
+        ("unevaluatedItems", node.unevaluated_items),
+        ("contains", node.contains),
+        ("not", node.not_),
     ):
         if child is not None:
             out[name] = _shape(child, active)
@@ -91,7 +77,10 @@ def _shape(node: Node, active: set[int], without_union: bool = False) -> Any:
         out["prefixItems"] = [_shape(c, active) for c in node.prefix_items]
     for name, branches in (("anyOf", node.any_of), ("oneOf", node.one_of), ("allOf", node.all_of)):
         if branches is not None and not (without_union and name != "allOf"):
-            out[name] = [_shape(c, active) for c in branches]
+            # branch order never changes what a union accepts; a repeated
+            # branch changes nothing in anyOf and allOf (oneOf then refuses it)
+            shapes = [json_key(_shape(c, active)) for c in branches]
+            out[name] = sorted(shapes if name == "oneOf" else set(shapes))
     if node.bounds:
         out["bounds"] = dict(sorted(node.bounds.items()))
     if node.pattern is not None:

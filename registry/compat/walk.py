@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.compat.kinds import Kind, Side
+from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
 
 __all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
@@ -63,7 +63,7 @@ class Finding:
 
 def deref(node: Node) -> Node:
     """Follow `$ref`s that carry nothing but the reference (and annotations)."""
-    while node.ref is not None and node.is_ref_only():
+    while node.ref is not None and node.ref_only:
         node = node.ref
     return node
 
@@ -80,6 +80,9 @@ class Walk:
     # id(raw) -> its JSON encoding, keys sorted, so that a raw subtree is encoded
     # once per walk (the documents outlive the walk, so no id is reused meanwhile)
     codes: dict[int, bytes | None] = field(default_factory=dict)
+    # Equal JSON is the same schema unless it holds one of these: a `$ref` (the
+    # targets may differ), or, across two dialects, a keyword they read apart.
+    unsafe: tuple[bytes, ...] = (b'"$ref"',)
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -94,6 +97,11 @@ class Walk:
         self.seen.add(key)
         if self.same(old_node.raw, new_node.raw):
             return  # equal subtrees without a `$ref` below are skipped unparsed
+        if old_node.unsatisfiable():
+            # no value was valid here: nothing old callers sent can break
+            if not new_node.unsatisfiable():
+                self.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new_node.raw))
+            return
         for rule in self.rules:
             rule(self, old_node, new_node, pointer, route)
 
@@ -101,9 +109,12 @@ class Walk:
         """Whether two raw schemas are the same JSON with no `$ref` in it: no
         rule can find anything below them."""
         old_code = self._code(old)
-        if old_code is None or b'"$ref"' in old_code:
+        if old_code is None or not self._plain(old_code):
             return False
         return old is new or old_code == self._code(new)
+
+    def _plain(self, code: bytes) -> bool:
+        return not any(marker in code for marker in self.unsafe)
 
     def changed_properties(self, old: Node, new: Node) -> list[str]:
         """The properties both nodes list whose schemas are not `same`, in old's
@@ -118,7 +129,7 @@ class Walk:
         everything = encode([schemas[name] for name in common])
         if (
             everything is not None
-            and b'"$ref"' not in everything
+            and self._plain(everything)
             and everything == encode([others[name] for name in common])
         ):
             return []
@@ -127,7 +138,7 @@ class Walk:
         for name in common:
             schema, other = schemas[name], others[name]
             old_code = encode(schema)
-            if old_code is not None and b'"$ref"' not in old_code:
+            if old_code is not None and self._plain(old_code):
                 if schema is other:
                     continue
                 new_code = encode(other)
@@ -145,14 +156,25 @@ class Walk:
         code = codes[key] = encode(raw)
         return code
 
-    def fits(self, old: Node, new: Node) -> bool:
-        """Whether every value valid under `old` is read the same under `new`
-        (a separate walk over the pair finds nothing breaking on this side)."""
-        from registry.compat.kinds import Severity, severity_of
+    def probe(
+        self, old: Node, new: Node, route: Route = (), *, validity: bool = False
+    ) -> list[Finding]:
+        """The breaking findings of a separate walk over (old, new) on this side,
+        at `route`. With `validity`, only those about which values are valid
+        (a value dropped or read with another default is not counted)."""
+        probe = Walk(side=self.side, rules=self.rules, codes=self.codes, unsafe=self.unsafe)
+        probe.compare(old, new, new.pointer, route)
+        return [
+            f
+            for f in probe.findings
+            if severity_of(f.kind, self.side) is Severity.BREAKING
+            and not (validity and f.kind in READ_DIFFERENTLY)
+        ]
 
-        probe = Walk(side=self.side, rules=self.rules, codes=self.codes)
-        probe.compare(old, new, new.pointer, ())
-        return all(severity_of(f.kind, self.side) is not Severity.BREAKING for f in probe.findings)
+    def fits(self, old: Node, new: Node, *, validity: bool = False) -> bool:
+        """Whether every value valid under `old` is read the same under `new`
+        (or, with `validity`, is valid under `new`)."""
+        return not self.probe(old, new, validity=validity)
 
 
 def arguments_pointer(route: Route) -> str | None:

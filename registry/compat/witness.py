@@ -13,6 +13,7 @@ from typing import Any
 
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import Leaf, Route, deref
+from registry.patterns import PatternError, search
 
 __all__ = ["build", "instance_of"]
 
@@ -44,7 +45,7 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
     """The smallest value valid under `node` the generator can find (best
     effort), of JSON type `of_type` when given."""
     node = deref(node)
-    if depth > _MAX_DEPTH or node.accepts_nothing:
+    if depth > _MAX_DEPTH or node.unsatisfiable():
         return None
     if node.has_const:
         return node.const
@@ -65,7 +66,18 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
         return instance_of(branches[0], depth + 1)
     kind = of_type or _pick_type(node)
     if kind == "object":
-        return _object(node, depth)
+        out = _object(node, depth)
+        for branch in (*(node.all_of or ()), *(branches or ())[:1]):
+            # a conjunct beside the node's own keywords: what it asks of the object too
+            part = instance_of(branch, depth + 1, "object")
+            if isinstance(part, dict):
+                out = {**part, **out} if branch in (node.all_of or ()) else {**out, **part}
+        for name, schema in node.dependent_schemas.items():
+            if name in out:
+                part = instance_of(schema, depth + 1, "object")
+                if isinstance(part, dict):
+                    out = {**part, **out}
+        return out
     if kind == "array":
         return _array(node, depth)
     if kind == "string":
@@ -79,7 +91,9 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
 
 def _pick_type(node: Node) -> str:
     if node.types is not None:
-        return next(t for t in _TYPE_ORDER if t in node.types)
+        refused = deref(node.not_).effective_types() if node.not_ is not None else frozenset()
+        usable = [t for t in _TYPE_ORDER if t in node.types]
+        return next((t for t in usable if t not in refused), usable[0] if usable else "null")
     if node.properties or node.required or node.additional_properties is not None:
         return "object"
     if node.prefix_items or node.rest_items is not None:
@@ -105,11 +119,18 @@ def _object(node: Node, depth: int) -> dict[str, Any]:
     while len(out) < want:
         out[f"extra_{n}"] = "x"
         n += 1
+    for name in list(out):
+        for needed in sorted(node.dependent_required.get(name, ())):
+            if needed not in out:
+                out[needed] = _value_for(node, needed, depth)
     return out
 
 
 def _array(node: Node, depth: int) -> list[Any]:
     out = [instance_of(item, depth + 1) for item in node.prefix_items]
+    if node.contains is not None:
+        matching = instance_of(node.contains, depth + 1)
+        out += [matching] * int(node.bounds.get("minContains", 1))
     want = int(node.bounds.get("minItems", 0))
     while len(out) < want:
         sample = instance_of(node.rest_items, depth + 1) if node.rest_items else len(out)
@@ -122,7 +143,8 @@ def _array(node: Node, depth: int) -> list[Any]:
 def _string(node: Node) -> str:
     if node.format in _FORMAT_SAMPLES:
         return _FORMAT_SAMPLES[node.format]
-    length = int(node.bounds.get("minLength", 1))
+    longest = node.bounds.get("maxLength")
+    length = int(node.bounds.get("minLength", 1 if longest is None or longest >= 1 else 0))
     if node.pattern is not None:
         for candidate in _pattern_candidates(node.pattern, length):
             return candidate
@@ -130,8 +152,6 @@ def _string(node: Node) -> str:
 
 
 def _pattern_candidates(pattern: str, length: int) -> list[str]:
-    import re
-
     pool = [
         "a" * max(length, 1),
         "a",
@@ -149,11 +169,10 @@ def _pattern_candidates(pattern: str, length: int) -> list[str]:
         "owner/repo",
         "",
     ]
-    try:
-        compiled = re.compile(pattern)
-    except re.error:
+    try:  # RE2, linear: a publisher's pattern never runs on a backtracking engine
+        return [c for c in pool if len(c) >= length and search(pattern, c)][:1]
+    except PatternError:
         return []
-    return [c for c in pool if compiled.search(c) and len(c) >= length][:1]
 
 
 def _number(node: Node, kind: str) -> int | float:
@@ -193,12 +212,31 @@ def _build(node: Node, route: list[Any], leaf: Leaf, depth: int) -> Any:
     if step.via == "branch" and step.branch is not None:
         return _build(deref(step.branch), rest, leaf, depth + 1)
     base = instance_of(node, depth)
+    if step.via == "present":
+        # an object carrying `key`, then what the dependent schema asks of it
+        base = base if isinstance(base, dict) else {}
+        name = str(step.key)
+        if name not in base:
+            base[name] = _value_for(node, name, depth)
+        inner = _build(deref(step.branch or ANYTHING), rest, leaf, depth + 1)
+        return {**base, **inner, name: base[name]} if isinstance(inner, dict) else base
+    if step.via == "name":
+        base = base if isinstance(base, dict) else {}
+        name = _build(deref(step.branch or ANYTHING), rest, leaf, depth + 1)
+        if isinstance(name, str):
+            base[name] = _value_for(node, name, depth)
+        return base
     if step.via in ("prop", "extra"):
         if not isinstance(base, dict):
             base = {}
         child = node.properties.get(str(step.key)) if step.via == "prop" else None
         if child is None:
-            child = node.additional_properties or ANYTHING
+            child = next(
+                (s for p, s in node.pattern_properties.items() if _matches(p, str(step.key))),
+                None,
+            )
+        if child is None:
+            child = node.additional_properties or node.unevaluated_properties or ANYTHING
         base[str(step.key)] = _build(deref(child), rest, leaf, depth + 1)
         return base
     if step.via == "item":
@@ -223,9 +261,44 @@ def _build(node: Node, route: list[Any], leaf: Leaf, depth: int) -> Any:
     return base
 
 
+def _value_for(node: Node, name: str, depth: int) -> Any:
+    """A value old accepts for property `name` of `node` (listed, or unlisted)."""
+    schema = node.properties.get(name)
+    if schema is None:
+        for pattern, candidate in node.pattern_properties.items():
+            if _matches(pattern, name):
+                schema = candidate
+                break
+    if schema is None:
+        schema = node.additional_properties
+    if schema is None or schema.raw is True:
+        return "x"
+    return instance_of(schema, depth + 1)
+
+
+def _matches(pattern: str, text: str) -> bool:
+    from registry.patterns import PatternError, search
+
+    try:
+        return search(pattern, text)
+    except PatternError:
+        return False
+
+
 def _leaf(node: Node, leaf: Leaf) -> Any:
     if leaf.how == "value":
         return leaf.value
+    if leaf.how == "present":
+        # an object carrying property `name` (and what old asks with it),
+        # without the one it now needs
+        base = instance_of(node)
+        base = base if isinstance(base, dict) else {}
+        base[leaf.name] = _value_for(node, leaf.name, 0)
+        for needed in node.dependent_required.get(leaf.name, ()):
+            if needed != leaf.value and needed not in base:
+                base[needed] = _value_for(node, needed, 0)
+        base.pop(str(leaf.value), None)
+        return base
     if leaf.how == "sample":
         return instance_of(node)
     if leaf.how == "typed":
@@ -254,13 +327,7 @@ def _leaf(node: Node, leaf: Leaf) -> Any:
 
 
 def _outside_pattern(node: Node, new_pattern: str) -> Any:
-    import re
-
-    try:
-        new_compiled = re.compile(new_pattern)
-        old_compiled = re.compile(node.pattern) if node.pattern else None
-    except re.error:
-        return instance_of(node)
+    old_pattern = node.pattern
     length = int(node.bounds.get("minLength", 0))
     pool = [
         "",
@@ -279,13 +346,16 @@ def _outside_pattern(node: Node, new_pattern: str) -> Any:
         "x" * 40,
         "é",
     ]
-    for candidate in pool:
-        if len(candidate) < length:
-            continue
-        if old_compiled is not None and not old_compiled.search(candidate):
-            continue
-        if not new_compiled.search(candidate):
-            return candidate
+    try:  # RE2, linear: a publisher's pattern never runs on a backtracking engine
+        for candidate in pool:
+            if len(candidate) < length:
+                continue
+            if old_pattern and not search(old_pattern, candidate):
+                continue
+            if not search(new_pattern, candidate):
+                return candidate
+    except PatternError:
+        pass
     return instance_of(node)
 
 

@@ -32,6 +32,7 @@ from registry.compat import (
     ConverterError,
     Severity,
     parse_ops,
+    suggested_converter,
     verify,
 )
 from registry.compat.kinds import worst
@@ -308,7 +309,7 @@ def _decision(
         message=message,
         options=options,
         kinds=sorted({c.kind.value for c in breaking}),
-        suggested_ops=[c.suggested_op for c in breaking if c.suggested_op is not None],
+        suggested_ops=suggested_converter(c.suggested_op for c in breaking if c.suggested_op),
         report=report,
     )
 

@@ -1,0 +1,98 @@
+"""JSON values as JSON sees them: equality, hashable keys, types, encodings.
+
+Python's `1 == True` and `{"a": 1} == {"a": 1.0}` are not JSON's answers;
+every comparison of values in the engine goes through these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["encode", "is_number", "json_equal", "json_key", "json_same", "json_type"]
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def encode(value: Any) -> bytes | None:
+    """The JSON encoding of `value` with keys sorted, or None if it has none."""
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values encode the same (keys sorted). Python's `1 == True`
+    does not hold here; `1` and `1.0` count as different, which only costs a
+    caller that uses this as a shortcut a closer look."""
+    if a is b:
+        return True
+    first = encode(a)
+    return first is not None and first == encode(b)
+
+
+def json_same(a: Any, b: Any) -> bool:
+    """JSON equality, settled by Python's (which stops at the first difference
+    and builds nothing) unless that says equal: `1 == True` holds in Python
+    only, so an equal pair that is not a plain string is confirmed by its
+    encoding."""
+    if a is b:
+        return True
+    try:
+        if a != b:
+            return False
+    except RecursionError:  # nested past Python's limit: not worth a shortcut
+        return False
+    kind = type(a)
+    if kind is str or (kind is type(b) and kind in (int, float)):
+        return True
+    return json_equal(a, b)
+
+
+def json_key(value: Any) -> str:
+    """A hashable key with JSON equality (`1 == 1.0`, but `1 != true`); a key,
+    not a rendering (a plain string's key is shorter than its JSON)."""
+    kind = type(value)
+    if kind is str:
+        return '"' + value if '"' not in value and "\\" not in value else _key(value)
+    return _key(value)
+
+
+def _key(value: Any) -> str:
+    return _ENCODER.encode(_normal(value)).decode()
+
+
+def _normal(v: Any) -> Any:
+    kind = type(v)
+    if kind is str or kind is bool or kind is int or v is None:
+        return v
+    if kind is float:
+        return int(v) if v.is_integer() and abs(v) <= 2**53 else v
+    if kind is dict:
+        return {k: _normal(x) for k, x in v.items()}
+    if kind is list:
+        return [_normal(x) for x in v]
+    return v
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value (an integral float is an integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
