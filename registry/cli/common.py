@@ -58,10 +58,14 @@ class Failed(Exception):
 
 @dataclass(frozen=True)
 class Verb:
+    """`takes_command`: what follows `--` on the command line is a server's command
+    (`args.server_command`), never parsed as the verb's own arguments."""
+
     name: str
     summary: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    takes_command: bool = False
 
 
 def one_line(text: str) -> str:
