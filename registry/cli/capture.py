@@ -68,6 +68,7 @@ from registry.cli.common import (
 from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface
 from registry.documents import DocumentError, dump_yaml, parse_document, read_source
 from registry.manifests import CAPTURED_INITIALIZE, MANIFEST_SUFFIXES, Manifest, collect_sources
+from registry.policy.capabilities import CapabilityError, parse_initialize
 
 __all__ = ["VERBS", "file_names", "live_manifests", "run_capture", "server_of"]
 
@@ -264,7 +265,8 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
             namespace, tool, kept.document if kept else None
         )
     contents = {name: dump_yaml(document).encode() for name, document in documents.items()}
-    _loaded(list(contents.items()), surface)
+    _loaded([(str(directory / name), content) for name, content in contents.items()], surface)
+    _check_initialize_file(directory / CAPTURED_INITIALIZE)
     documents[CAPTURED_INITIALIZE] = surface.initialize
     contents[CAPTURED_INITIALIZE] = (
         json.dumps(surface.initialize, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -288,7 +290,7 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
             raise Failed([str(error)]) from None
         outcome.written += 1
         outcome.lines.append(f"{name}: written")
-    listed = set(names.values())
+    listed = {*names.values(), CAPTURED_INITIALIZE}
     for entry in existing:
         if entry.path.name in listed:
             continue
@@ -304,6 +306,21 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
         outcome.removed += 1
         outcome.lines.append(f"{entry.path.name}: removed ({why})")
     return outcome
+
+
+def _check_initialize_file(path: Path) -> None:
+    """An `initialize.json` already in DIR is replaced only if it is an initialize result."""
+    if not path.exists():
+        return
+    try:
+        parse_initialize(read_source(str(path)))
+    except (DocumentError, CapabilityError):
+        raise Failed(
+            [
+                f"{path}: exists and is not an initialize result; the capture writes the "
+                "server's there: move it away"
+            ]
+        ) from None
 
 
 def _write_new(directory: Path, contents: dict[str, bytes]) -> None:
@@ -372,6 +389,7 @@ def run_capture(args: argparse.Namespace) -> int:
         raise InputError("; ".join(failed.lines)) from None
     for line in outcome.lines:
         print(line)
+    sys.stdout.flush()  # the file lines before the summary, on a terminal or a shared pipe
     count = len(surface.tools)
     pages = f"{surface.pages} page{'s' if surface.pages != 1 else ''}"
     print(

@@ -95,11 +95,16 @@ def read_surface(server: LiveServer, timeout: float) -> Surface:
             f"reading a live server needs the [mcp] extra ({error.name or error}): "
             "pip install 'mcp-tool-registry[mcp]'"
         ) from None
-    for name in _SDK_LOGGERS:
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-        conversation = _Conversation(server, timeout, errlog)
-        return anyio.run(conversation.run)
+    loggers = [logging.getLogger(name) for name in _SDK_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+            return anyio.run(_Conversation(server, timeout, errlog).run)
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 class _Conversation:

@@ -30,9 +30,8 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-import httpx
 import msgspec
 
 from registry.cli.capture import (
@@ -69,6 +68,9 @@ from registry.cli.render import (
 from registry.manifests import Manifest, ManifestError, collect_directory
 from registry.policy.plan import ApplyRequest, PlanAnswer
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["PIPELINE_VERBS", "run_apply", "run_check", "run_plan"]
 
 _DEFAULT_TIMEOUT = 30.0
@@ -82,6 +84,11 @@ def _input_error(message: str) -> NoReturn:
 
 
 def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "A live server instead of DIR: --namespace NS --from-server -- COMMAND [ARGS...] "
+        "(stdio; the server runs with this environment), or --from-server URL "
+        "(streamable HTTP)."
+    )
     parser.add_argument(
         "directory",
         metavar="DIR",
@@ -330,6 +337,8 @@ class _Client:
         return f"capabilities of {namespace} (the server's initialize result): {done}, record {seq}"
 
     def _send(self, method: str, endpoint: str, **request: Any) -> httpx.Response:
+        import httpx  # imported here: the verbs that never reach a registry start faster
+
         try:
             with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
                 return client.request(method, endpoint, **request)
@@ -397,8 +406,8 @@ PIPELINE_VERBS: list[Verb] = [
     ),
     Verb(
         "check",
-        "exit 1 when a manifest of DIR carries a breaking change without its decision "
-        "(online, or offline with --against-file)",
+        "exit 1 when a manifest of DIR (or a tool of a live server, --from-server) carries "
+        "a breaking change without its decision (online, or offline with --against-file)",
         _check_arguments,
         run_check,
         takes_command=True,
