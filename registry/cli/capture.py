@@ -59,6 +59,7 @@ import msgspec
 
 from registry.cli.common import (
     EXIT_OK,
+    NAMESPACE_PATTERN,
     Failed,
     InputError,
     Verb,
@@ -73,7 +74,6 @@ from registry.policy.capabilities import CapabilityError, parse_initialize
 __all__ = ["VERBS", "file_names", "live_manifests", "run_capture", "server_of"]
 
 DEFAULT_TIMEOUT = 30.0
-NAMESPACE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _TOOL_ORDER = (
     "name",
     "title",
@@ -120,15 +120,13 @@ def server_of(args: argparse.Namespace, url: str | None) -> LiveServer:
 def checked_namespace(namespace: str | None) -> str:
     if not namespace:
         raise InputError("--namespace is required to read a live server")
-    if not NAMESPACE_PATTERN.fullmatch(namespace):
-        raise InputError(
-            f"--namespace {namespace!r} is not a namespace name ({NAMESPACE_PATTERN.pattern})"
-        )
+    if not re.fullmatch(NAMESPACE_PATTERN, namespace):
+        raise InputError(f"--namespace {namespace!r} is not a namespace name ({NAMESPACE_PATTERN})")
     return namespace
 
 
 def read_server(server: LiveServer, timeout: float) -> Surface:
-    if timeout <= 0:
+    if not timeout > 0:  # NaN too
         raise InputError("--timeout must be positive")
     try:
         return read_surface(server, timeout)

@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_BREAKING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "NAMESPACE_PATTERN",
     "PROG",
     "Failed",
     "InputError",
@@ -41,6 +42,7 @@ EXIT_BREAKING = 1
 EXIT_USAGE = 2
 
 PROG = "registry"
+NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"  # registry.api.params (the [server] extra)
 
 
 class InputError(Exception):

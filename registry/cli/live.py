@@ -164,7 +164,7 @@ class _Conversation:
             error = error.exceptions[0]
         if isinstance(error, ServerFailure):
             return error
-        if isinstance(error, OSError) and self.server.url is None:
+        if isinstance(error, OSError) and self.server.url is None and self.step == "initialize":
             what = self.server.command[0] if self.server.command else "the server"
             return ServerFailure(f"cannot start {what}: {error.strerror or error}")
         if self.server.url is not None and self.step == "initialize":
