@@ -50,6 +50,7 @@ __all__ = [
     "MAX_YAML_ALIASES",
     "DocumentError",
     "check_json_limits",
+    "dump_yaml",
     "load_document",
     "locate",
     "parse_document",
@@ -324,6 +325,36 @@ for _tag, _pattern, _first in (
     (_MERGE, r"^(?:<<)$", "<"),
 ):
     _JsonYamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+class _JsonYamlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """SafeDumper that quotes every string the loader above would read as something else
+    (`1e5` is a float to it, not to YAML 1.1), and writes multi-line strings as blocks."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in data else None
+        node: yaml.ScalarNode = self.represent_scalar(_STR, data, style=style)
+        return node
+
+
+for _first_char, _resolvers in _JsonYamlLoader.yaml_implicit_resolvers.items():
+    for _tag, _regexp in _resolvers:
+        _JsonYamlDumper.add_implicit_resolver(_tag, _regexp, [_first_char])
+_JsonYamlDumper.add_representer(str, _JsonYamlDumper.represent_str)
+
+
+def dump_yaml(document: Any) -> str:
+    """YAML that `parse_document` reads back as `document` (JSON data), keys in the
+    order given, long lines unfolded."""
+    text: str = yaml.dump(
+        document,
+        Dumper=_JsonYamlDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=1 << 16,
+    )
+    return text
 
 
 class _YamlRefusal(yaml.MarkedYAMLError):

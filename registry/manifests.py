@@ -69,10 +69,12 @@ from registry.compat.converters import ConverterError, parse_ops
 from registry.definitions import DefinitionError, validate_definition
 from registry.documents import DocumentError, located, parse_document, read_source
 from registry.patterns import linear_validator
+from registry.policy.capabilities import CapabilityError, parse_initialize
 from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody
 from registry.policy.publishing import ConverterRequest, DeprecationRequest, PublishRequest
 
 __all__ = [
+    "CAPTURED_INITIALIZE",
     "MANIFEST_SUFFIXES",
     "SCHEMA_NAME",
     "Alias",
@@ -90,6 +92,9 @@ __all__ = [
 
 SCHEMA_NAME = "manifest.schema.json"
 MANIFEST_SUFFIXES = (".json", ".yaml", ".yml")
+# `registry capture` writes the server's initialize result beside its manifests under
+# this name; a directory scan skips such a file when it is an initialize result.
+CAPTURED_INITIALIZE = "initialize.json"
 _DATA_SUBDIR = Path("share") / "mcp-tool-registry" / "schemas"
 _MAX_MESSAGE = 200
 
@@ -471,8 +476,20 @@ def collect_directory(
         try:
             manifests.append(load_manifest(path))
         except ManifestError as exc:
-            errors.append(exc)
+            if not (root.is_dir() and _is_captured_initialize(path)):
+                errors.append(exc)
     return _checked_together(manifests, errors, [os.fspath(path) for path in paths])
+
+
+def _is_captured_initialize(path: Path) -> bool:
+    """`initialize.json` holding an initialize result (`registry capture` writes it)."""
+    if path.name != CAPTURED_INITIALIZE:
+        return False
+    try:
+        parse_initialize(read_source(path))
+    except (DocumentError, CapabilityError):
+        return False
+    return True
 
 
 def collect_sources(

@@ -9,6 +9,7 @@ returns the exit code. The verbs live by group, each module listing its own:
     client.py     sync, capabilities, namespace     (base install)
     usage.py      retire, usage                     (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
+    capture.py    capture                           ([mcp] extra, imported in live.py)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
 `__init__`, so there is no import circle.
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from registry import __version__
-from registry.cli import client, engine, pipeline, service, usage
+from registry.cli import capture, client, engine, pipeline, service, usage
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, PROG, InputError, Verb
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -37,15 +38,18 @@ VERBS: list[Verb] = [
     *client.VERBS,
     *usage.VERBS,
     *pipeline.PIPELINE_VERBS,
+    *capture.VERBS,
 ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
+    own, command = _split_command(list(sys.argv[1:] if argv is None else argv))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(own)
     except SystemExit as exit_:  # argparse exits on --help and on usage errors
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    args.server_command = command
     if args.verb is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -54,6 +58,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """For a verb that takes a server's command (`capture`, `plan`, `apply`, `check`),
+    everything after the first `--` is that command, untouched by the parser."""
+    verb = next((arg for arg in argv if not arg.startswith("-")), None)
+    if "--" not in argv or verb not in {v.name for v in VERBS if v.takes_command}:
+        return argv, None
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_BREAKING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "NAMESPACE_PATTERN",
     "PROG",
     "Failed",
     "InputError",
@@ -41,6 +42,7 @@ EXIT_BREAKING = 1
 EXIT_USAGE = 2
 
 PROG = "registry"
+NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"  # registry.api.params (the [server] extra)
 
 
 class InputError(Exception):
@@ -58,10 +60,14 @@ class Failed(Exception):
 
 @dataclass(frozen=True)
 class Verb:
+    """`takes_command`: what follows `--` on the command line is a server's command
+    (`args.server_command`), never parsed as the verb's own arguments."""
+
     name: str
     summary: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    takes_command: bool = False
 
 
 def one_line(text: str) -> str:

@@ -30,11 +30,17 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-import httpx
 import msgspec
 
+from registry.cli.capture import (
+    checked_namespace,
+    live_manifests,
+    namespace_argument,
+    read_server,
+    server_of,
+)
 from registry.cli.common import (
     EXIT_BREAKING,
     EXIT_OK,
@@ -47,6 +53,7 @@ from registry.cli.common import (
     registry_token,
     registry_url,
 )
+from registry.cli.live import LiveServer, Surface
 from registry.cli.offline import offline_answer
 from registry.cli.render import (
     FORMATS,
@@ -61,6 +68,9 @@ from registry.cli.render import (
 from registry.manifests import Manifest, ManifestError, collect_directory
 from registry.policy.plan import ApplyRequest, PlanAnswer
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["PIPELINE_VERBS", "run_apply", "run_check", "run_plan"]
 
 _DEFAULT_TIMEOUT = 30.0
@@ -74,12 +84,28 @@ def _input_error(message: str) -> NoReturn:
 
 
 def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "A live server instead of DIR: --namespace NS --from-server -- COMMAND [ARGS...] "
+        "(stdio; the server runs with this environment), or --from-server URL "
+        "(streamable HTTP)."
+    )
     parser.add_argument(
         "directory",
         metavar="DIR",
+        nargs="?",
         help="the manifests: a directory searched recursively for *.yaml, *.yml and *.json "
         "(hidden files and directories skipped), or one manifest file",
     )
+    parser.add_argument(
+        "--from-server",
+        metavar="URL",
+        nargs="?",
+        const="",
+        help="instead of DIR, the tools a live MCP server lists (needs --namespace and the "
+        "[mcp] extra): its command after `--` (stdio), or its streamable HTTP URL, given "
+        "here or as --url (the registry's URL then comes from REGISTRY_URL)",
+    )
+    namespace_argument(parser, required=False)
     parser.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
     parser.add_argument(
         "--token",
@@ -97,7 +123,8 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         default=_DEFAULT_TIMEOUT,
-        help=f"seconds to wait for the registry (default {_DEFAULT_TIMEOUT:g})",
+        help="seconds to wait for the registry, and for the server with --from-server "
+        f"(default {_DEFAULT_TIMEOUT:g})",
     )
 
 
@@ -130,13 +157,20 @@ def run_check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, mode: Mode) -> int:
     out, err = sys.stdout, sys.stderr
     against = getattr(args, "against_file", None)
+    server = _live_server(args)
+    surface: Surface | None = None
     try:
-        manifests = _load(args.directory, args.format, out)
+        if server is None:
+            manifests = _load(args.directory, args.format, out)
         if against:
+            if server is not None:
+                surface, manifests = _read_live(args, server)
             answer = offline_answer(manifests, against)
             refusal = None
         else:
-            url, token = _endpoint(args)
+            url, token = _endpoint(args, server)
+            if server is not None:
+                surface, manifests = _read_live(args, server)
             client = _Client(url, token, args.timeout)
             if mode == "apply" and err.isatty():
                 noun = "manifest" if len(manifests) == 1 else "manifests"
@@ -146,7 +180,8 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
         for line in failed.lines:
             print(f"{PROG}: {line}", file=err)
         return failed.code
-    report = Report(mode, answer, manifests, offline=bool(against))
+    live = server.label if server is not None else None
+    report = Report(mode, answer, manifests, offline=bool(against), live=live)
     render(report, args.format, out)
     if args.format == "github":
         append_step_summary(report)
@@ -155,14 +190,60 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
     if refusal is not None:
         print(f"{PROG}: {refusal}", file=err)
     if mode == "apply":
+        if answer.applied and surface is not None:
+            return _store_capabilities(client, args.namespace, surface)
         return EXIT_OK if answer.applied else EXIT_BREAKING
     return EXIT_OK if answer.accepted else EXIT_BREAKING
 
 
-def _endpoint(args: argparse.Namespace) -> tuple[str, str | None]:
+def _live_server(args: argparse.Namespace) -> LiveServer | None:
+    """The server of --from-server, or None for DIR; the flags checked together."""
+    command = getattr(args, "server_command", None)
+    if args.from_server is None:
+        if command is not None:
+            _input_error("a command after -- names a server to read: add --from-server")
+        if args.namespace is not None:
+            _input_error("--namespace goes with --from-server (a manifest names its namespace)")
+        if not args.directory:
+            _input_error("give DIR (a directory of manifests) or --from-server")
+        return None
+    if args.directory:
+        _input_error(f"give DIR ({args.directory}) or --from-server, not both")
+    checked_namespace(args.namespace)
+    url = args.from_server or None
+    if url is None and not command and args.url:
+        # `--from-server --url URL`, capture's spelling: --url is the server
+        url, args.url = args.url, None
+    return server_of(args, url)
+
+
+def _read_live(args: argparse.Namespace, server: LiveServer) -> tuple[Surface, list[Manifest]]:
+    surface = read_server(server, args.timeout)
+    try:
+        return surface, live_manifests(args.namespace, surface)
+    except Failed as failed:
+        raise Failed([f"{server.label}: {line}" for line in failed.lines]) from None
+
+
+def _store_capabilities(client: _Client, namespace: str, surface: Surface) -> int:
+    """After an applied --from-server: the server's initialize result, as
+    `PUT /v1/namespaces/{ns}/capabilities` takes it (seed 004)."""
+    try:
+        line = client.put_capabilities(namespace, surface.initialize)
+    except Failed as failed:
+        for text in failed.lines:
+            print(f"{PROG}: the tools were applied, but {text}", file=sys.stderr)
+        return failed.code
+    print(f"{PROG}: {line}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _endpoint(args: argparse.Namespace, server: LiveServer | None) -> tuple[str, str | None]:
     url = registry_url(args)
     if not url:
         hint = " (or check offline with --against-file)" if hasattr(args, "against_file") else ""
+        if server is not None and server.url is not None and args.from_server == "":
+            hint += "; with --from-server --url, --url names the server"
         _input_error(f"no registry URL: pass --url or set REGISTRY_URL{hint}")
     if not url.startswith(("http://", "https://")):
         _input_error(f"registry URL {url!r} must start with http:// or https://")
@@ -228,12 +309,7 @@ class _Client:
             headers["Authorization"] = f"Bearer {self.token}"
         body = msgspec.json.encode(ApplyRequest(manifests=[m.to_body() for m in manifests]))
         headers["Content-Type"] = "application/json"
-        try:
-            with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
-                response = client.post(endpoint, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            reason = one_line(str(exc)) or type(exc).__name__
-            raise Failed([f"cannot reach the registry at {endpoint}: {reason}"]) from None
+        response = self._send("POST", endpoint, content=body, headers=headers)
         if response.status_code == 200:
             return _decode_answer(endpoint, response.content), None
         problem = _problem(response)
@@ -247,6 +323,28 @@ class _Client:
         if response.status_code == 401 and not self.token:
             line += " (pass --token or set REGISTRY_TOKEN)"
         raise Failed([line])
+
+    def put_capabilities(self, namespace: str, initialize: dict[str, Any]) -> str:
+        """Store an initialize result; answers the line to print, raises Failed."""
+        endpoint = f"{self.url}/v1/namespaces/{namespace}/capabilities"
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        response = self._send("PUT", endpoint, json=initialize, headers=headers)
+        if response.status_code not in (200, 201):
+            problem = _problem(response)
+            raise Failed([_problem_line(endpoint, response, problem, [])])
+        seq = response.json().get("seq")
+        done = "stored" if response.status_code == 201 else "unchanged"
+        return f"capabilities of {namespace} (the server's initialize result): {done}, record {seq}"
+
+    def _send(self, method: str, endpoint: str, **request: Any) -> httpx.Response:
+        import httpx  # imported here: the verbs that never reach a registry start faster
+
+        try:
+            with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
+                return client.request(method, endpoint, **request)
+        except httpx.HTTPError as exc:
+            reason = one_line(str(exc)) or type(exc).__name__
+            raise Failed([f"cannot reach the registry at {endpoint}: {reason}"]) from None
 
 
 def _decode_answer(endpoint: str, content: bytes) -> PlanAnswer:
@@ -296,6 +394,7 @@ PIPELINE_VERBS: list[Verb] = [
         "exit 1 when something would be refused",
         _common_arguments,
         run_plan,
+        takes_command=True,
     ),
     Verb(
         "apply",
@@ -303,12 +402,14 @@ PIPELINE_VERBS: list[Verb] = [
         "does; re-running is a no-op",
         _common_arguments,
         run_apply,
+        takes_command=True,
     ),
     Verb(
         "check",
-        "exit 1 when a manifest of DIR carries a breaking change without its decision "
-        "(online, or offline with --against-file)",
+        "exit 1 when a manifest of DIR (or a tool of a live server, --from-server) carries "
+        "a breaking change without its decision (online, or offline with --against-file)",
         _check_arguments,
         run_check,
+        takes_command=True,
     ),
 ]

@@ -51,15 +51,27 @@ class _Finding:
 
 
 class Report:
+    """`live`: the server the tools were read from (--from-server), whose manifests have
+    no file to point at."""
+
     def __init__(
-        self, mode: Mode, answer: PlanAnswer, manifests: Sequence[Manifest], *, offline: bool
+        self,
+        mode: Mode,
+        answer: PlanAnswer,
+        manifests: Sequence[Manifest],
+        *,
+        offline: bool,
+        live: str | None = None,
     ) -> None:
         self.mode = mode
         self.answer = answer
         self.offline = offline
+        self.live = live
         self.manifests = {m.key: m for m in manifests}
 
     def manifest(self, plan: ToolPlan) -> Manifest | None:
+        if self.live is not None:
+            return None
         return self.manifests.get((plan.namespace, plan.tool))
 
     @functools.cached_property
@@ -408,6 +420,9 @@ def _render_markdown(report: Report, out: TextIO) -> None:
     icon = "✅" if ok else "❌"
     print(_MARKDOWN_MARKER, file=out)
     print(f"## {icon} {_cell(report.verdict())}", file=out)
+    if report.live is not None:
+        print(file=out)
+        print(f"_The tools listed by the live server {_code(report.live)}._", file=out)
     if report.offline:
         print(file=out)
         print("_Checked offline against a saved toolset._", file=out)

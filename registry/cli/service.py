@@ -14,13 +14,12 @@ from typing import Any
 
 import msgspec
 
-from registry.cli.common import EXIT_OK, InputError, Verb, quiet_logs
+from registry.cli.common import EXIT_OK, NAMESPACE_PATTERN, InputError, Verb, quiet_logs
 
 __all__ = ["VERBS", "run_migrate", "run_serve", "run_token"]
 
 _SERVER_CHOICES = ("granian", "uvicorn")  # registry.server.SERVERS
 _TOKEN_PREFIX = "mtr_"
-_NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 
 def _seconds(text: str) -> float:
@@ -222,9 +221,9 @@ def _checked_scopes(scopes: list[str]) -> list[str]:
             namespace, _ = parse_scope(scope)
         except ValueError as error:
             raise InputError(str(error)) from None
-        if namespace != "*" and not re.fullmatch(_NAMESPACE_PATTERN, namespace):
+        if namespace != "*" and not re.fullmatch(NAMESPACE_PATTERN, namespace):
             raise InputError(
-                f"scope {scope!r}: {namespace!r} is not a namespace ({_NAMESPACE_PATTERN}) nor '*'"
+                f"scope {scope!r}: {namespace!r} is not a namespace ({NAMESPACE_PATTERN}) nor '*'"
             )
         if scope not in checked:
             checked.append(scope)
