@@ -72,6 +72,9 @@ NEEDS: Final[dict[str, Need]] = {
     "put_capabilities": "publish",
     "get_capabilities": "read",
     "check_capabilities": "read",
+    # namespace_policy.py
+    "get_namespace_policy": "read",
+    "put_namespace_policy": "admin",
 }
 
 

@@ -27,7 +27,7 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import apply, capabilities, digests, ops, sync, tools
+from registry.api import apply, capabilities, digests, namespace_policy, ops, sync, tools
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.deadlines import body_deadline
@@ -184,7 +184,12 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         if snapshot is None:
             return None
         built = build_toolset(
-            namespace, snapshot.versions, snapshot.converters, snapshot.aliases, finder
+            namespace,
+            snapshot.versions,
+            snapshot.converters,
+            snapshot.aliases,
+            finder,
+            gating=snapshot.gating,
         )
         metrics.toolset_builds.inc()
         return built, snapshot.next_sunset
@@ -243,6 +248,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         *digests.HANDLERS,
         *apply.HANDLERS,
         *capabilities.HANDLERS,
+        *namespace_policy.HANDLERS,
         *ops.HANDLERS,
     ]
     require_coverage(handlers)

@@ -110,6 +110,8 @@ class CompiledTool:
     compiler: Compiler
     strict_input: Any
     """The strict form of current's input schema (what version-less calls meet)."""
+    accepted_from: frozenset[int] = frozenset()
+    """Served versions whose route crosses a break accepted on purpose (no converter)."""
     _older: tuple[tuple[int, SchemaValidator], ...] | None = None
     _changes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     _schema_text: dict[tuple[int, bool], str] = field(default_factory=dict)
@@ -246,6 +248,9 @@ def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
         definitions=definitions,
         compiler=compiler,
         strict_input=strict_input,
+        accepted_from=frozenset(
+            v.version for v in entry.versions if any(step.accepted for step in v.route)
+        ),
     )
 
 
