@@ -16,7 +16,9 @@ Output (`--format`): `text` (a table and a line per change), `json` (the
 `PlanAnswer`, `schemas/plan.schema.json`), `github` (workflow commands,
 `::error file=...,line=...` at the manifest line of the changed property;
 with `GITHUB_STEP_SUMMARY` set, the markdown report is appended there too),
-`markdown` (a pull-request comment).
+`markdown` (a pull-request comment). Every format shows breaking changes
+accepted on purpose (a manifest's `accept`, the namespace policy) as accepted,
+with the reason, and the namespace policies of DIR's policy manifests.
 
 Exit codes (registry.cli): 0 ok; 1 a breaking change lacks its decision, or
 the registry refused the bundle (409); 2 bad manifests, a bad toolset file,
@@ -48,11 +50,13 @@ import msgspec
 
 from registry.canonical import DigestError, digest
 from registry.compat import Change, ChangeReport, ClassificationError, Severity
-from registry.manifests import Manifest, ManifestError, collect_directory
+from registry.manifests import Manifest, ManifestError, PolicyManifest, collect_bundle
+from registry.policy.acceptance import Acceptance, NamespacePolicy
 from registry.policy.plan import (
     ApplyRequest,
     NamespacePlan,
     PlanAnswer,
+    PolicyPlan,
     ToolPlan,
     plan_tool,
 )
@@ -157,9 +161,9 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
     out, err = sys.stdout, sys.stderr
     against = getattr(args, "against_file", None)
     try:
-        manifests = _load(args.directory, args.format, out)
+        manifests, policies = _load(args.directory, args.format, out)
         if against:
-            answer = _offline_answer(manifests, against)
+            answer = _offline_answer(manifests, policies, against)
             refusal = None
         else:
             url, token = _endpoint(args)
@@ -167,12 +171,12 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             if mode == "apply" and err.isatty():
                 noun = "manifest" if len(manifests) == 1 else "manifests"
                 print(f"{_PROG}: applying {len(manifests)} {noun} to {url} ...", file=err)
-            answer, refusal = client.apply(manifests, plan=mode != "apply")
+            answer, refusal = client.apply(manifests, policies, plan=mode != "apply")
     except _Failed as failed:
         for line in failed.lines:
             print(f"{_PROG}: {line}", file=err)
         return failed.code
-    report = _Report(mode, answer, manifests, offline=bool(against))
+    report = _Report(mode, answer, manifests, offline=bool(against), policies=policies)
     _render(report, args.format, out)
     if args.format == "github":
         _append_step_summary(report)
@@ -198,14 +202,16 @@ def _endpoint(args: argparse.Namespace) -> tuple[str, str | None]:
     return url.rstrip("/"), token
 
 
-def _load(directory: str, output_format: str, out: TextIO) -> list[Manifest]:
-    manifests, errors = collect_directory(directory)
+def _load(
+    directory: str, output_format: str, out: TextIO
+) -> tuple[list[Manifest], list[PolicyManifest]]:
+    manifests, policies, errors = collect_bundle(directory)
     if errors:
         if output_format == "github":
             for error in errors:
                 out.write(_manifest_error_command(error))
         raise _Failed([_one_line(str(error)) for error in errors])
-    return manifests
+    return manifests, policies
 
 
 def _manifest_error_command(error: ManifestError) -> str:
@@ -222,6 +228,10 @@ def _manifest_error_command(error: ManifestError) -> str:
 def _progress(answer: PlanAnswer, err: TextIO) -> None:
     for name in _new_namespaces(answer):
         print(f"namespace {name}: {'created' if answer.applied else 'not created'}", file=err)
+    for step in answer.policies:
+        if step.action == "set":
+            done = "set" if answer.applied else "not set"
+            print(f"namespace {step.namespace}: policy {done}", file=err)
     total = len(answer.tools)
     for index, tool in enumerate(answer.tools, 1):
         if not answer.applied:
@@ -246,14 +256,20 @@ class _Client:
         self.token = token
         self.timeout = timeout
 
-    def apply(self, manifests: Sequence[Manifest], *, plan: bool) -> tuple[PlanAnswer, str | None]:
+    def apply(
+        self, manifests: Sequence[Manifest], policies: Sequence[PolicyManifest], *, plan: bool
+    ) -> tuple[PlanAnswer, str | None]:
         """The plan (or the applied plan); a 409 refusal answers its plan and a line
         saying why. Any other failure raises `_Failed` (exit 2)."""
         endpoint = f"{self.url}/v1/apply" + ("?plan=true" if plan else "")
         headers = {"Accept": "application/json, application/problem+json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        body = msgspec.json.encode(ApplyRequest(manifests=[m.to_body() for m in manifests]))
+        bundle = ApplyRequest(
+            manifests=[m.to_body() for m in manifests],
+            policies=[p.to_body() for p in policies] if policies else msgspec.UNSET,
+        )
+        body = msgspec.json.encode(bundle)
         headers["Content-Type"] = "application/json"
         try:
             with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
@@ -268,9 +284,10 @@ class _Client:
             reports = problem.get("reports")
             if isinstance(reports, dict):
                 answer = _decode_answer(endpoint, json.dumps(reports).encode())
-                return answer, _problem_line(endpoint, response, problem, manifests)
-            raise _Failed([_problem_line(endpoint, response, problem, manifests)], code=1)
-        line = _problem_line(endpoint, response, problem, manifests)
+                return answer, _problem_line(endpoint, response, problem, manifests, policies)
+            line = _problem_line(endpoint, response, problem, manifests, policies)
+            raise _Failed([line], code=1)
+        line = _problem_line(endpoint, response, problem, manifests, policies)
         if response.status_code == 401 and not self.token:
             line += " (pass --token or set REGISTRY_TOKEN)"
         raise _Failed([line])
@@ -292,7 +309,11 @@ def _problem(response: httpx.Response) -> dict[str, Any]:
 
 
 def _problem_line(
-    endpoint: str, response: httpx.Response, problem: dict[str, Any], manifests: Sequence[Manifest]
+    endpoint: str,
+    response: httpx.Response,
+    problem: dict[str, Any],
+    manifests: Sequence[Manifest],
+    policies: Sequence[PolicyManifest] = (),
 ) -> str:
     """`URL answered 422 (converter-unverified): file:line:col: /pointer: detail`."""
     status = response.status_code
@@ -300,20 +321,25 @@ def _problem_line(
     detail = _one_line(str(problem.get("detail") or problem.get("title") or ""))
     where = ""
     pointer = problem.get("pointer")
-    if isinstance(pointer, str) and pointer.startswith("/manifests/"):
-        index_text, _, rest = pointer.removeprefix("/manifests/").partition("/")
-        if index_text.isdigit() and int(index_text) < len(manifests):
-            manifest = manifests[int(index_text)]
+    for prefix, files, fallback in (
+        ("/manifests/", manifests, "/tool/name"),
+        ("/policies/", policies, "/policy"),
+    ):
+        if not (isinstance(pointer, str) and pointer.startswith(prefix)):
+            continue
+        index_text, _, rest = pointer.removeprefix(prefix).partition("/")
+        if index_text.isdigit() and int(index_text) < len(files):
+            manifest = files[int(index_text)]
             inner = f"/{rest}" if rest else ""
-            detail = detail.removeprefix(f"{manifest.path}: ")
-            where = _located(manifest, inner or "/tool/name") + (f": {inner}" if inner else "")
+            detail = detail.removeprefix(f"{manifest.path}: ").removeprefix(f"{pointer}: ")
+            where = _located(manifest, inner or fallback) + (f": {inner}" if inner else "")
     text = f"{endpoint} answered {status} ({kind})"
     if where:
         text += f": {where}"
     return f"{text}: {detail}" if detail else text
 
 
-def _located(manifest: Manifest, pointer: str) -> str:
+def _located(manifest: Manifest | PolicyManifest, pointer: str) -> str:
     """`file:line:column` of the value at `pointer` (or of its nearest ancestor)."""
     position = manifest.position(pointer, nearest=True)
     return f"{manifest.path}:{position[0]}:{position[1]}" if position else manifest.path
@@ -479,9 +505,25 @@ def _digest_or_none(definition: Any) -> str | None:
         return None
 
 
-def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
+def _offline_policy(
+    namespace: str, raw: dict[str, Any], policies: Sequence[PolicyManifest]
+) -> NamespacePolicy | None:
+    """The policy an offline check plans under: DIR's policy manifest of the namespace,
+    else gating off when the saved toolset says so (its relaxations are not saved)."""
+    declared = next((p.policy for p in policies if p.namespace == namespace), None)
+    if declared is not None:
+        return declared
+    if raw.get("gating") is False:
+        return NamespacePolicy(gating=False, reason="the saved toolset says gating is off")
+    return None
+
+
+def _offline_answer(
+    manifests: Sequence[Manifest], policies: Sequence[PolicyManifest], path: str
+) -> PlanAnswer:
     namespace, raw = _read_toolset(path)
-    mismatched = [m for m in manifests if m.namespace != namespace]
+    mismatched: list[Manifest | PolicyManifest] = [m for m in manifests if m.namespace != namespace]
+    mismatched += [p for p in policies if p.namespace != namespace]
     if mismatched:
         raise _Failed(
             [
@@ -492,6 +534,7 @@ def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
             ]
         )
     tools, aliases = _saved_tools(raw)
+    policy = _offline_policy(namespace, raw, policies)
     plans: list[ToolPlan] = []
     errors: list[str] = []
     for manifest in manifests:
@@ -503,8 +546,9 @@ def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
             )
         try:
             _unverifiable_converters(manifest, saved)
+            body = manifest.to_body()
             plans.append(
-                plan_tool(saved.state, manifest.to_body(), manifest.digest, saved.finder, aliases)
+                plan_tool(saved.state, body, manifest.digest, saved.finder, aliases, policy)
             )
         except PolicyError as exc:
             pointer = exc.pointer or "/tool"
@@ -520,6 +564,11 @@ def _offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
         tools=plans,
         # a saved toolset is the toolset of a namespace that exists
         namespaces=[NamespacePlan(name=namespace, action="unchanged")] if manifests else [],
+        # the stored policy is not in a saved toolset: DIR's policy is shown as set
+        policies=[
+            PolicyPlan(namespace=p.namespace, action="set", policy=p.policy, source=p.path)
+            for p in policies
+        ],
     )
 
 
@@ -548,25 +597,46 @@ def _unverifiable_converters(manifest: Manifest, saved: _Saved) -> None:
 
 @dataclass(frozen=True)
 class _Finding:
-    """A change to show: `decided` is False for a breaking change no decision covers."""
+    """A change to show: `decided` is False for a breaking change no decision covers;
+    `accepted` is set for a breaking change accepted on purpose."""
 
     plan: ToolPlan
     change: Change
     versions: list[int]  # the older versions it breaks (from the decisions), if any
     decided: bool
+    accepted: Acceptance | None = None
+
+
+def _acceptance(plan: ToolPlan, change: Change) -> Acceptance | None:
+    return next(
+        (a for a in plan.acceptances if (a.kind, a.path) == (change.kind.value, change.path)),
+        None,
+    )
 
 
 class _Report:
     def __init__(
-        self, mode: Mode, answer: PlanAnswer, manifests: Sequence[Manifest], *, offline: bool
+        self,
+        mode: Mode,
+        answer: PlanAnswer,
+        manifests: Sequence[Manifest],
+        *,
+        offline: bool,
+        policies: Sequence[PolicyManifest] = (),
     ) -> None:
         self.mode = mode
         self.answer = answer
         self.offline = offline
         self.manifests = {m.key: m for m in manifests}
+        self.policies = {p.namespace: p for p in policies}
 
     def manifest(self, plan: ToolPlan) -> Manifest | None:
         return self.manifests.get((plan.namespace, plan.tool))
+
+    @property
+    def accepted(self) -> list[tuple[ToolPlan, Acceptance]]:
+        """Every breaking change accepted on purpose, by tool."""
+        return [(plan, a) for plan in self.answer.tools for a in plan.acceptances]
 
     @functools.cached_property
     def undecided(self) -> list[_Finding]:
@@ -575,6 +645,8 @@ class _Report:
         for plan in self.answer.tools:
             for decision in plan.decisions:
                 for change in decision.report.breaking:
+                    if _acceptance(plan, change) is not None:
+                        continue
                     key = (plan.namespace, plan.tool, change.path, change.kind.value)
                     if key in found:
                         found[key].versions.append(decision.version)
@@ -595,7 +667,8 @@ class _Report:
             for change in plan.report.changes if plan.report else []:
                 key = (plan.namespace, plan.tool, change.path, change.kind.value)
                 known = undecided.pop(key, None)
-                listed.append(known or _Finding(plan, change, [], decided=True))
+                accepted = _acceptance(plan, change)
+                listed.append(known or _Finding(plan, change, [], True, accepted))
         return listed + list(undecided.values())
 
     @property
@@ -638,6 +711,8 @@ class _Report:
 
 
 def _changes_anything(answer: PlanAnswer) -> bool:
+    if any(p.action == "set" for p in answer.policies):
+        return True
     return any(n.action == "create" for n in answer.namespaces) or any(
         p.action != "unchanged" or p.lifecycle or any(a.action != "unchanged" for a in p.aliases)
         for p in answer.tools
@@ -668,7 +743,50 @@ def _counts(answer: PlanAnswer) -> str:
         parts.append(f"{lifecycle} lifecycle change{'s' if lifecycle != 1 else ''}")
     if aliases:
         parts.append(f"{aliases} alias change{'s' if aliases != 1 else ''}")
+    policies = sum(p.action == "set" for p in answer.policies)
+    if policies:
+        parts.append(f"{policies} namespace polic{'ies' if policies != 1 else 'y'} to set")
+    accepted = sum(len(p.acceptances) for p in tools)
+    if accepted:
+        noun = "change" if accepted == 1 else "changes"
+        parts.append(f"{accepted} breaking {noun} accepted on purpose")
     return ", ".join(parts)
+
+
+# -- acceptances and policies, as every renderer words them -------------------------------
+
+
+def _policy_text(policy: NamespacePolicy) -> str:
+    if not policy.gating:
+        return f"gating off ({policy.reason})"
+    if not policy.relax:
+        return "the strict rules (gating on, nothing relaxed)"
+    return "; ".join(
+        f"relax {r.kind} for {r.tool or 'every tool'} ({r.reason})" for r in policy.relax
+    )
+
+
+def _policy_steps(answer: PlanAnswer) -> list[tuple[PolicyPlan, str]]:
+    """The policies to show (set, or refused), each with its line."""
+    return [
+        (
+            step,
+            f"namespace {step.namespace}: policy {step.action}"
+            + ("" if step.allowed else f" (refused: needs {step.namespace}:admin)")
+            + f": {_policy_text(step.policy)}",
+        )
+        for step in answer.policies
+        if step.action == "set" or not step.allowed
+    ]
+
+
+def _acceptance_text(acceptance: Acceptance) -> str:
+    breaks = ", ".join(f"v{n}" for n in acceptance.versions)
+    by = "the namespace policy" if acceptance.source == "policy" else "this manifest"
+    return (
+        f"accepted on purpose: {acceptance.kind} at {acceptance.path or '/'} "
+        f"(breaking for callers of {breaks}; accepted by {by}): {acceptance.reason}"
+    )
 
 
 def _severity(plan: ToolPlan) -> str:
@@ -734,7 +852,9 @@ def _render_text(report: _Report, out: TextIO) -> None:
         if step.action == "create":
             refused = "" if step.allowed else f" (refused: needs {step.name}:admin)"
             print(f"namespace {step.name}: create{refused}", file=out)
-    if _new_namespaces(report.answer):
+    for _, line in _policy_steps(report.answer):
+        print(line, file=out)
+    if _new_namespaces(report.answer) or _policy_steps(report.answer):
         print(file=out)
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
     for row in [headers, *rows]:
@@ -742,7 +862,7 @@ def _render_text(report: _Report, out: TextIO) -> None:
     for plan in report.answer.tools:
         findings = [f for f in report.findings if f.plan is plan]
         details = _lifecycle_text(plan)
-        if not findings and not details and not plan.decisions:
+        if not findings and not details and not plan.decisions and not plan.acceptances:
             continue
         print(file=out)
         print(f"{plan.namespace}/{plan.tool} v{plan.version} ({plan.action})", file=out)
@@ -750,11 +870,14 @@ def _render_text(report: _Report, out: TextIO) -> None:
         for finding in findings:
             change = finding.change
             mark = "" if finding.decided else "  (no decision)"
+            mark = "  (accepted)" if finding.accepted is not None else mark
             kind = change.kind.value.ljust(kind_width)
             print(f"  {change.severity.value:<9} {kind}  {change.path or '/'}{mark}", file=out)
             print(f"            {change.message}", file=out)
             if change.severity is Severity.BREAKING and change.witness is not None:
                 print(f"            witness: {_compact(change.witness)}", file=out)
+        for acceptance in plan.acceptances:
+            print(f"  {_acceptance_text(acceptance)}", file=out)
         for line in details:
             print(f"  {line}", file=out)
         for decision in plan.decisions:
@@ -825,7 +948,29 @@ def _render_github(report: _Report, out: TextIO) -> None:
             level = "notice" if step.allowed else "error"
             needs = "" if step.allowed else f" (refused: needs {step.name}:admin)"
             out.write(f"::{level} title=namespace::namespace {step.name}: create{needs}\n")
+    for policy_step, line in _policy_steps(report.answer):
+        props: dict[str, str] = {}
+        declared = report.policies.get(policy_step.namespace)
+        position = declared.position("/policy", key=True) if declared is not None else None
+        if declared is not None:
+            props["file"] = _display_path(declared.path)
+        if position is not None:
+            props["line"], props["col"] = str(position[0]), str(position[1])
+        props["title"] = "namespace policy"
+        out.write(_command("notice" if policy_step.allowed else "error", props, line))
+    for plan, acceptance in report.accepted:
+        pointer = "/tool" + acceptance.path
+        manifest = report.manifest(plan)
+        if manifest is not None and acceptance.source == "request":
+            keys = [(a.kind, a.path) for a in manifest.accept]
+            if (acceptance.kind, acceptance.path) in keys:
+                pointer = f"/accept/{keys.index((acceptance.kind, acceptance.path))}"
+        title = f"{acceptance.kind} (accepted)"
+        message = f"{plan.namespace}/{plan.tool}: {_acceptance_text(acceptance)}"
+        out.write(_annotation(report, plan, pointer, title, "warning", message))
     for finding in report.findings:
+        if finding.accepted is not None:
+            continue  # annotated above, with its reason
         plan, change = finding.plan, finding.change
         name = f"{plan.namespace}/{plan.tool}"
         pointer = manifest_pointer(plan, change)
@@ -895,6 +1040,9 @@ def _render_markdown(report: _Report, out: TextIO) -> None:
             refused = "" if step.allowed else f" (refused: needs {_code(step.name + ':admin')})"
             print(file=out)
             print(f"- namespace {_code(step.name)}: create{refused}", file=out)
+    for _, line in _policy_steps(report.answer):
+        print(file=out)
+        print(f"- {_cell(line)}", file=out)
     print(file=out)
     print("| Tool | Action | Version | Severity | Decisions missing | Manifest |", file=out)
     print("|---|---|---|---|---|---|", file=out)
@@ -916,6 +1064,7 @@ def _render_markdown(report: _Report, out: TextIO) -> None:
             severity = change.severity.value
             if change.severity is Severity.BREAKING:
                 severity = f"**{severity}**" + ("" if finding.decided else " (no decision)")
+                severity += " (accepted)" if finding.accepted is not None else ""
             witness = _code(_compact(change.witness)) if change.witness is not None else "-"
             print(
                 f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(change.kind.value)} "
@@ -935,6 +1084,20 @@ def _render_markdown(report: _Report, out: TextIO) -> None:
                 file=out,
             )
             print(f"  Add to the manifest: {_code(_decision_options(plan, decision))}", file=out)
+    if report.accepted:
+        print(file=out)
+        print("### Accepted on purpose", file=out)
+        print(file=out)
+        print("| Tool | Kind | Path | Breaking for | Accepted by | Reason |", file=out)
+        print("|---|---|---|---|---|---|", file=out)
+        for plan, a in report.accepted:
+            print(
+                f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(a.kind)} "
+                f"| {_code(a.path or '/')} | {', '.join(f'v{n}' for n in a.versions)} "
+                f"| {'namespace policy' if a.source == 'policy' else 'manifest'} "
+                f"| {_cell(a.reason)} |",
+                file=out,
+            )
     details = [(plan, line) for plan in report.answer.tools for line in _lifecycle_text(plan)]
     if details:
         print(file=out)

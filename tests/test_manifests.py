@@ -316,7 +316,7 @@ BAD: list[tuple[str, str, str, int | None, int | None, str | None, str]] = [
         1,
         "/retrie",
         "unknown field 'retrie'; did you mean 'retire'? "
-        "(allowed: namespace, tool, retire, deprecate, converters, aliases)",
+        "(allowed: namespace, tool, retire, deprecate, converters, aliases, accept, policy)",
     ),
     (
         "namespace-off-pattern",

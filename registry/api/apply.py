@@ -238,14 +238,15 @@ async def apply(
                 pointer=f"/manifests/{index}",
             )
         seen[key] = index
-    _check_policies(data.policies)
-    names = {body.namespace for body in data.manifests} | {p.namespace for p in data.policies}
+    policy_bodies = data.policies or []
+    _check_policies(policy_bodies)
+    names = {body.namespace for body in data.manifests} | {p.namespace for p in policy_bodies}
     for namespace in sorted(names):
         who.require(namespace, "publish")
     if plan:
         namespaces = await _namespace_steps(svc.database, names, who)
-        policies = await _policy_steps(svc.database, data.policies, who)
-        plans = await _plans(svc, svc.database, data.manifests, digests, data.policies)
+        policies = await _policy_steps(svc.database, policy_bodies, who)
+        plans = await _plans(svc, svc.database, data.manifests, digests, policy_bodies)
         return PlanAnswer(
             accepted=all(p.accepted for p in plans)
             and all(n.allowed for n in namespaces)
@@ -258,7 +259,7 @@ async def apply(
     try:
         async with transaction(svc.database) as conn:
             namespaces = await _namespace_steps(conn, names, who)
-            policies = await _policy_steps(conn, data.policies, who)
+            policies = await _policy_steps(conn, policy_bodies, who)
             refused_policies = [p.namespace for p in policies if not p.allowed]
             if refused_policies:
                 raise ApiError(
@@ -281,7 +282,7 @@ async def apply(
                     await repository.create_namespace(
                         conn, step.name, actor=who.token_id, request_id=request_id(request)
                     )
-            for policy_body, policy_step in zip(data.policies, policies, strict=True):
+            for policy_body, policy_step in zip(policy_bodies, policies, strict=True):
                 if policy_step.action == "set":
                     await put_policy(
                         conn,
@@ -290,7 +291,7 @@ async def apply(
                         actor=who.token_id,
                         request_id=request_id(request),
                     )
-            plans = await _plans(svc, conn, data.manifests, digests, data.policies)
+            plans = await _plans(svc, conn, data.manifests, digests, policy_bodies)
             if not all(p.accepted for p in plans):
                 refused = [f"{p.namespace}/{p.tool}" for p in plans if not p.accepted]
                 raise ApiError(

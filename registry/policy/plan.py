@@ -77,7 +77,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[AliasIntent] = msgspec.field(default_factory=list)
-    accept: list[AcceptRequest] = msgspec.field(default_factory=list)
+    accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
     source: str | None = None  # the manifest's file, echoed in the plan
     schema_: str | None = msgspec.field(default=None, name="$schema")
 
@@ -87,7 +87,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
-            accept=list(self.accept),
+            accept=self.accept,
         )
 
 
@@ -102,7 +102,7 @@ class PolicyBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class ApplyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     manifests: list[ManifestBody]
-    policies: list[PolicyBody] = msgspec.field(default_factory=list)
+    policies: list[PolicyBody] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
 
 
 class LifecycleChange(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -146,7 +146,9 @@ class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     retire: list[VersionNumber] = msgspec.field(default_factory=list)
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
-    accept: list[AcceptRequest] = msgspec.field(default_factory=list)
+    # UNSET when absent, so a body without it encodes as before (older registries
+    # refuse fields they do not know)
+    accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET
 
 
 # -- the outcome ---------------------------------------------------
@@ -224,7 +226,8 @@ def plan_publish(
 
     served = [v for v in state.versions if v.state != "retired"]
     current = served[-1] if served else None
-    acceptances = _acceptances(state.tool, served, new, request.accept, policy, finder)
+    accept = request.accept or []
+    acceptances = _acceptances(state.tool, served, new, accept, policy, finder)
     if acceptances:
         new = NewVersion(new.version, new.digest, new.definition, acceptances=acceptances)
     report = finder.report(current, new) if current is not None else None
