@@ -181,17 +181,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
+    configure_logging("gated_server")
+    asyncio.run(serve(args))
+
+
+def configure_logging(program: str) -> None:
+    """`REGISTRY_LOG_LEVEL` set: one line per record on stderr; unset: nothing configured."""
     level = os.environ.get("REGISTRY_LOG_LEVEL")
     if level:
         if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise SystemExit(
-                "gated_server: REGISTRY_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, "
+                f"{program}: REGISTRY_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, "
                 f"not {level!r}"
             )
         logging.basicConfig(
             stream=sys.stderr, level=level.upper(), format="%(asctime)s %(levelname)s %(message)s"
         )
-    asyncio.run(serve(args))
 
 
 if __name__ == "__main__":

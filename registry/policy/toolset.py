@@ -11,6 +11,7 @@ accepted on purpose says `"accepted": true`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import groupby
@@ -20,9 +21,11 @@ import msgspec
 
 from registry.policy.publishing import AliasLike
 from registry.policy.routes import ConverterLike, RouteFinder, RouteStep, VersionLike
-from registry.sdk.toolset import payload_digest
+from registry.sdk.toolset import contract_changes, payload_digest
 
 __all__ = ["BuiltToolset", "StoredVersionLike", "ToolConverterLike", "build_toolset", "rfc3339"]
+
+_log = logging.getLogger(__name__)
 
 
 class StoredVersionLike(VersionLike, Protocol):
@@ -58,6 +61,20 @@ def _route(steps: list[RouteStep] | None) -> list[dict[str, Any]] | None:
     ]
 
 
+def _changes(finder: RouteFinder, version: VersionLike, current: VersionLike) -> dict[str, Any]:
+    """`{"changes": [...]}` from `version` to `current` (the engine's report, cached
+    by digests in the finder), or nothing when the engine cannot tell: a gate
+    then computes them itself (Python) or names none (TypeScript)."""
+    if version.version == current.version:
+        return {}
+    try:
+        report = finder.report(version, current)
+    except Exception:  # the payload still serves; the refusal text only loses the changes
+        _log.warning("toolset.changes_unavailable", exc_info=True)
+        return {}
+    return {"changes": [msgspec.to_builtins(c) for c in contract_changes(report)]}
+
+
 def build_toolset(
     namespace: str,
     versions: Sequence[StoredVersionLike],
@@ -85,7 +102,8 @@ def build_toolset(
         served = [v for v in history if v.state != "retired"]
         if not served:
             continue
-        current = served[-1].version
+        current_version = served[-1]
+        current = current_version.version
         current_of[tool] = current
         entries = []
         for version in reversed(served):
@@ -104,6 +122,7 @@ def build_toolset(
                     "sunset": rfc3339(version.sunset),
                     "definition": version.definition,
                     "route": _route(route),
+                    **_changes(finder, version, current_version),
                 }
             )
         tools.append(
@@ -113,8 +132,14 @@ def build_toolset(
                 "versions": entries,
                 # definitions included: a gate names the retired contract a
                 # version-less call still speaks (inferredVersion)
+                # and what changed from each to current, in the engine's words
                 "retired": [
-                    {"version": v.version, "digest": v.digest, "definition": v.definition}
+                    {
+                        "version": v.version,
+                        "digest": v.digest,
+                        "definition": v.definition,
+                        **_changes(finder, v, current_version),
+                    }
                     for v in history
                     if v.state == "retired"
                 ],

@@ -101,12 +101,19 @@ async def handshake(session: ClientSession, version: str = PROTOCOL) -> types.In
 
 @asynccontextmanager
 async def gated_server(
-    tmp_path: Path, *, url: str, namespace: str, cache: Path, name: str = "server"
+    tmp_path: Path,
+    *,
+    url: str,
+    namespace: str,
+    cache: Path,
+    name: str = "server",
+    example: Path = EXAMPLE,
 ) -> AsyncIterator[GatedServer]:
-    """Spawn the example over stdio and open a 2025-06-18 session on it."""
+    """Spawn the example (or another server taking its environment) over stdio
+    and open a 2025-06-18 session on it."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(EXAMPLE)],
+        args=[str(example)],
         env=server_env(url, namespace, cache),
         cwd=str(ROOT),
     )
