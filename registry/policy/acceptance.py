@@ -97,7 +97,9 @@ class Relaxation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class NamespacePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A namespace's policy; the default (`NamespacePolicy()`) is the strict rules."""
 
-    gating: bool = True
+    # a Literal, not bool: the API decodes bodies leniently, and `0` or "false" must not
+    # pass for false
+    gating: Literal[True, False] = True
     reason: Reason | None = None  # why (required when gating is off)
     relax: list[Relaxation] = msgspec.field(default_factory=list)
 

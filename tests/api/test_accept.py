@@ -8,15 +8,21 @@ Seed 002's search v1 -> v2 breaks v1's callers twice: `filters` became required
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from registry.sdk import Gate, Toolset
 from registry.sdk.gate import UngatedGate
 from tests.api.conftest import Registry
 from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
 
+TOOLSET_SCHEMA = json.loads(
+    (Path(__file__).parents[2] / "schemas" / "toolset.schema.json").read_text("utf-8")
+)
 SEARCH = "/v1/namespaces/docs/tools/search"
 POLICY = "/v1/namespaces/docs/policy"
 REQUIRED = "/inputSchema/required"
@@ -38,6 +44,7 @@ def _lookup(version: int, name: str = "lookup") -> dict[str, Any]:
 async def _toolset(registry: Registry, ns: str = "docs") -> Toolset:
     answer = await registry.client.get(f"/v1/namespaces/{ns}/toolset")
     assert answer.status_code == 200, answer.text
+    Draft202012Validator(TOOLSET_SCHEMA).validate(answer.json())  # accepted steps, gating
     return Toolset.from_json(answer.content)
 
 
