@@ -385,3 +385,43 @@ async def test_gating_off_lets_breaks_land_and_the_gate_pass_calls_through(
     assert type(Gate(again)) is Gate
     refused = Gate(again).check("search", {"query": "q", "stray": 1}, None)
     assert refused.error is not None and refused.error.code == -31003
+
+
+async def test_an_apply_bundle_sets_policies_first_and_refuses_bad_ones(
+    registry: Registry,
+) -> None:
+    assert (await _publish(registry, {"definition": _lookup(1)}, "lookup")).status_code == 201
+    relax = {"relax": [{"kind": "default-added", "reason": "defaults are what callers meant"}]}
+    bundle = {
+        "manifests": [{"namespace": "docs", "tool": _lookup(2), "source": "lookup.yaml"}],
+        "policies": [{"namespace": "docs", "policy": relax, "source": "policy.yaml"}],
+    }
+    planned = await registry.client.post("/v1/apply?plan=true", json=bundle)
+    assert planned.status_code == 200, planned.text
+    plan = planned.json()
+    assert plan["accepted"] is True
+    assert [(p["action"], p["source"]) for p in plan["policies"]] == [("set", "policy.yaml")]
+    assert plan["tools"][0]["acceptances"][0]["source"] == "policy"
+    assert (await registry.client.get(POLICY)).json()["updated_at"] is None  # a plan writes nothing
+
+    for policies, code, pointer in (
+        (
+            [{"namespace": "docs", "policy": {"relax": [{"kind": "nope", "reason": "x"}]}}],
+            "policy-invalid",
+            "/policies/0/policy/relax/0/kind",
+        ),
+        ([{"namespace": "docs", "policy": {}}] * 2, "request-invalid", "/policies/1"),
+    ):
+        answer = await registry.client.post("/v1/apply", json={**bundle, "policies": policies})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["type"].endswith(f"/{code}")
+        assert answer.json()["pointer"] == pointer
+
+    applied = await registry.client.post("/v1/apply", json=bundle)
+    assert applied.status_code == 200, applied.text
+    assert applied.json()["applied"] is True
+    assert (await registry.client.get(POLICY)).json()["relax"][0]["kind"] == "default-added"
+    history = (await registry.client.get("/v1/namespaces/docs/tools/lookup/versions")).json()
+    assert history["versions"][1]["acceptances"][0]["source"] == "policy"
+    (event,) = await _events(registry, "namespace.policy")
+    assert event["detail"]["policy"]["relax"][0]["reason"] == "defaults are what callers meant"
