@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE
+from registry.manifests import PolicyManifest, collect_bundle, collect_directory, load_document
+from registry.policy.acceptance import KIND_NAMES, NamespacePolicy, Relaxation
 from tests import test_pipeline
 from tests.api.conftest import Registry
 from tests.test_pipeline import (
@@ -232,3 +234,27 @@ async def test_a_gating_off_toolset_checks_offline_as_the_registry_does(
     assert "gating is off" in offline.out
     here = await run("check", str(tools), *online(registry))
     assert here.code == EXIT_OK, here
+
+
+def test_the_manifest_schema_names_every_kind_of_change() -> None:
+    schema = json.loads((Path(__file__).parents[1] / "schemas/manifest.schema.json").read_text())
+    assert set(schema["$defs"]["kind"]["enum"]) == KIND_NAMES
+
+
+def test_a_policy_manifest_loads_and_only_bundle_readers_take_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "search/_policy.yaml", RELAX)
+    loaded = load_document(path)
+    assert isinstance(loaded, PolicyManifest)
+    assert loaded.policy == NamespacePolicy(
+        relax=[Relaxation(kind="default-added", tool="search", reason="limits were always twenty")]
+    )
+    assert loaded.to_body().source == str(path)
+    manifests, policies, errors = collect_bundle(tmp_path)
+    assert (manifests, [p.path for p in policies], errors) == ([], [str(path)], [])
+    # the console's upload and `load_manifest` read tool manifests: a policy is named as one
+    _, refused = collect_directory(tmp_path)
+    assert [e.pointer for e in refused] == ["/policy"]
+    assert "a namespace policy manifest" in refused[0].message
+    write(tmp_path, "other/_policy.yaml", RELAX)
+    _, _, twice = collect_bundle(tmp_path)
+    assert ["already declared" in e.message for e in twice] == [True]
