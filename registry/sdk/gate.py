@@ -92,12 +92,9 @@ the level (DEBUG for declared calls, INFO for version-less ones) on the
 
 Gating off. A toolset whose namespace policy turned gating off
 (`toolset.gating` False, `"gating": false` in the payload) gets an
-`UngatedGate` from `Gate(toolset)`: every call to a listed tool (or an alias,
-dispatched to its target) is accepted with the caller's own arguments, whatever
-it declares, unvalidated and unconverted; only a name that is neither a tool nor
-an alias (-32602 unknown_tool) and arguments that are not an object (-32602
-invalid_arguments) are refused. The framework's own validation still runs after
-the gate. A gated namespace's toolset gets this class, its hot path unchanged.
+`UngatedGate` (registry/sdk/ungated.py) from `Gate(toolset)`: calls pass
+through with the caller's own arguments, unvalidated and unconverted. A gated
+namespace's toolset gets this class, its hot path unchanged.
 
 An accepted break (a route step marked `accepted`: the publisher accepted the
 breaking change instead of writing a converter) is an identity step: a call
@@ -146,7 +143,6 @@ __all__ = [
     "Declared",
     "Gate",
     "GateError",
-    "UngatedGate",
     "strict_schema",
 ]
 
@@ -242,9 +238,12 @@ class Gate:
     __slots__ = ("_aliases", "_logger", "_on_decision", "_tools", "toolset")
 
     def __new__(cls, toolset: Toolset, *args: Any, **kwargs: Any) -> Gate:
-        # a namespace whose policy turned gating off gets the pass-through gate
-        kind = UngatedGate if cls is Gate and not toolset.gating else cls
-        return super().__new__(kind)
+        if cls is Gate and not toolset.gating:
+            # the namespace's policy turned gating off: the pass-through gate
+            from registry.sdk.ungated import UngatedGate
+
+            return super().__new__(UngatedGate)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -603,75 +602,6 @@ class Gate:
             self._on_decision(decision, declared)
         except Exception:
             _log.exception("gate.on_decision_failed", tool=decision.tool)
-
-
-class UngatedGate(Gate):
-    """The gate of a namespace whose policy turned gating off (see the module docstring):
-    calls pass through with the caller's own arguments; nothing is compiled."""
-
-    __slots__ = ()
-
-    def _compile(
-        self, toolset: Toolset, fast: bool
-    ) -> tuple[dict[str, CompiledTool], dict[str, CompiledAlias]]:
-        _log.warning(
-            "gate.gating_off",
-            namespace=toolset.namespace,
-            detail="the namespace policy turned gating off: calls are not checked",
-        )
-        return {}, {}
-
-    def check(self, name: str, arguments: Any, meta: Mapping[str, Any] | None = None) -> Decision:
-        entry = self.toolset.tool(name)
-        declared = _NOTHING
-        if entry is None:
-            alias = self.toolset.alias(name)
-            entry = self.toolset.tool(alias.target) if alias is not None else None
-            if alias is None or entry is None:
-                return self._finish(
-                    _refuse(name, None, INVALID_PARAMS, f"Unknown tool: {name}", "unknown_tool"),
-                    _NOTHING,
-                    None,
-                )
-            declared = Declared(version=alias.contract.version, alias=alias.name)
-        elif isinstance(meta, Mapping):
-            schema_version, schema_hash = meta.get("schemaVersion"), meta.get("schemaHash")
-            if schema_version is not None or schema_hash is not None:
-                hashed = schema_hash if isinstance(schema_hash, str) else None
-                declared = Declared(
-                    version=_read_version(schema_version)
-                    if schema_version is not None
-                    else entry.version_of_digest(hashed or ""),
-                    schema_version=schema_version,
-                    schema_hash=hashed,
-                )
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            return self._finish(
-                _refuse(
-                    entry.name,
-                    entry.current,
-                    INVALID_PARAMS,
-                    f"Invalid arguments for {entry.name}: arguments must be a JSON object",
-                    "invalid_arguments",
-                ),
-                declared,
-                entry.current,
-            )
-        decision = Decision(True, entry.name, entry.current, arguments)
-        if self._logger.isEnabledFor(_DEBUG):
-            _log.debug(
-                "gate.decision",
-                tool=entry.name,
-                declared=declared.version if declared.present else None,
-                current=entry.current,
-                decision="accept",
-                reason="gating_off",
-            )
-        if self._on_decision is not None:
-            self._notify(decision, declared)
-        return decision
 
 
 def _version_data(tool: CompiledTool, declared: Any, relist: bool) -> dict[str, Any]:

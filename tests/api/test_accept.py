@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from registry.sdk import Gate, Toolset
-from registry.sdk.gate import UngatedGate
+from registry.sdk.ungated import UngatedGate
 from tests.api.conftest import Registry
 from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
 

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from registry.sdk import Decision, Declared, Gate, Toolset, payload_digest
-from registry.sdk.gate import UngatedGate
+from registry.sdk.ungated import UngatedGate
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1, SEARCH_V2
 from tests.sdk import seed_000, seed_002, served
 
