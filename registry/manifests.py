@@ -166,6 +166,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     namespace: str
     tool: dict[str, Any]
     retire: list[int] = msgspec.field(default_factory=list)
+    require_idle: str | None = None  # refuse `retire` while a version is still called
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[Alias] = msgspec.field(default_factory=list)
@@ -206,6 +207,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             deprecate=list(self.deprecate),
             converters=list(self.converters),
             accept=list(self.accept) if self.accept else msgspec.UNSET,
+            require_idle=self.require_idle,
         )
 
     def to_body(self) -> ManifestBody:
@@ -214,6 +216,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             namespace=self.namespace,
             tool=self.tool,
             retire=list(self.retire),
+            require_idle=self.require_idle,
             deprecate=list(self.deprecate),
             converters=list(self.converters),
             aliases=[
@@ -263,7 +266,7 @@ class PolicyManifest(msgspec.Struct, frozen=True, kw_only=True):
         return PolicyBody(namespace=self.namespace, policy=self.policy, source=self.path)
 
 
-_TOOL_KEYS = ("tool", "retire", "deprecate", "converters", "aliases", "accept")
+_TOOL_KEYS = ("tool", "retire", "require_idle", "deprecate", "converters", "aliases", "accept")
 
 
 # -- the schema ------------------------------------------------------------------
@@ -473,6 +476,7 @@ def _load_text(raw: bytes, name: str) -> Manifest | PolicyManifest:
         namespace=document["namespace"],
         tool=tool,
         retire=retire,
+        require_idle=document.get("require_idle"),
         deprecate=deprecate,
         converters=converters,
         aliases=aliases,

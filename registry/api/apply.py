@@ -24,6 +24,7 @@ from registry.api.problems import (
 )
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import namespace_name, store_decision, tool_name
+from registry.api.usage import plan_with_usage
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
@@ -132,7 +133,7 @@ async def _plans(
         aliases = await repository.list_aliases(db, body.namespace)
         policy = bundled.get(body.namespace) or NamespacePolicy.stored(state.policy)
         try:
-            plans.append(plan_tool(state, body, digest, svc.finder, aliases, policy))
+            planned = plan_tool(state, body, digest, svc.finder, aliases, policy)
         except PolicyError as exc:
             raise ApiError(
                 exc.code,
@@ -144,6 +145,7 @@ async def _plans(
             raise ApiError(
                 "invalid-definition", exc.message, pointer=f"/manifests/{index}/tool{exc.pointer}"
             ) from exc
+        plans.append(await plan_with_usage(svc, db, index, body, planned))
     return plans
 
 
@@ -215,6 +217,7 @@ async def _execute(
         "converter-unverified",
         "request-invalid",
         "illegal-transition",
+        "version-in-use",
         "acceptance-unmatched",
         "policy-invalid",
         *SERVER_PROBLEMS,
@@ -292,6 +295,13 @@ async def apply(
                         request_id=request_id(request),
                     )
             plans = await _plans(svc, conn, data.manifests, digests, policy_bodies)
+            in_use = [message for p in plans for message in p.in_use]
+            if in_use:
+                raise ApiError(
+                    "version-in-use",
+                    "nothing was applied: " + "; ".join(in_use),
+                    usage=[u for p in plans if p.in_use for u in p.callers],
+                )
             if not all(p.accepted for p in plans):
                 refused = [f"{p.namespace}/{p.tool}" for p in plans if not p.accepted]
                 raise ApiError(

@@ -50,6 +50,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "route-lost": ProblemType(409, "The change would leave served versions without a route"),
     "conflict": ProblemType(409, "The request conflicts with what is stored"),
     "illegal-transition": ProblemType(409, "A lifecycle state only moves forward"),
+    "version-in-use": ProblemType(409, "The version is still called (require_idle)"),
     "request-timeout": ProblemType(408, "The request was not received in time"),
     "body-too-large": ProblemType(413, "The body is larger than the limit"),
     "unsupported-media-type": ProblemType(415, "The body must be application/json"),
@@ -82,6 +83,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     reports: Any = None
     decisions: Any = None
     namespace: str | None = None  # namespace-not-found: the namespace named
+    usage: Any = None  # version-in-use: who still calls the version
 
 
 class ApiError(Exception):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -30,6 +32,8 @@ class Services:
     db: Db | None = None
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # the time usage counts are stamped and judged with (tests move it instead of sleeping)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @property
     def database(self) -> Db:

@@ -23,6 +23,7 @@ from registry.api.problems import (
     problem_responses,
 )
 from registry.api.services import Services, actor, principal, request_id, services
+from registry.api.usage import RetireAnswer, RetireRequest, check_retirements, retire_answer
 from registry.api.wire import (
     AliasAnswer,
     AliasRequest,
@@ -254,6 +255,7 @@ def _plan(
             "invalid-definition",
             "breaking-change",
             *POLICY_PROBLEMS,
+            "version-in-use",
             "acceptance-unmatched",
             *SERVER_PROBLEMS,
         ),
@@ -268,6 +270,7 @@ async def publish(
 ) -> Response[PublishAnswer]:
     definition, digest = _validated(ns, tool, data)
     svc = await _writer(request, ns)
+    evidence = await check_retirements(svc, svc.database, ns, tool, data.retire, data.require_idle)
     outcomes: list[PublishOutcome] = []
 
     def decide(state: ToolState) -> PublishPlan | Refusal:
@@ -319,6 +322,9 @@ async def publish(
             created=result.created,
             retired=result.retired,
             deprecated=result.deprecated,
+            warnings=[
+                e.message for e in evidence if e.message and e.usage.version in result.retired
+            ],
             acceptances=outcomes[-1].acceptances if outcomes and result.created else [],
         ),
         status_code=201 if result.created else 200,
@@ -539,7 +545,7 @@ async def deprecate(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/retire",
-    summary="Retire a version (final)",
+    summary="Retire a version (final); `require_idle` refuses while it is still called",
     status_code=200,
     responses=problem_responses(
         *GUARDED_PROBLEMS,
@@ -548,15 +554,24 @@ async def deprecate(
         "not-found",
         "illegal-transition",
         "route-lost",
+        "version-in-use",
         *SERVER_PROBLEMS,
     ),
 )
 async def retire(
-    request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
-) -> Version:
+    request: Request[Any, Any, Any],
+    ns: NamespaceName,
+    tool: ToolName,
+    n: VersionText,
+    data: JSONBody[RetireRequest | None] = None,
+) -> RetireAnswer:
     number = version_number(n)
     svc = await _writer(request, ns)
-    return await _lifecycle_call(
+    # usage evidence first (registry/api/usage.py): 409 version-in-use, or warnings
+    evidence = await check_retirements(
+        svc, svc.database, ns, tool, [number], data.require_idle if data is not None else None
+    )
+    record = await _lifecycle_call(
         repository.retire(
             svc.database,
             ns,
@@ -567,6 +582,7 @@ async def retire(
             guard=_route_guard(svc, number, retiring=True),
         ),
     )
+    return retire_answer(record, evidence)
 
 
 # -- converters and aliases ----------------------------------------------------

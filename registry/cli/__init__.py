@@ -7,6 +7,7 @@ returns the exit code. The verbs live by group, each module listing its own:
     engine.py     diff, digest                      (base install)
     service.py    serve, migrate, token             ([server] extra, imported inside)
     client.py     sync, capabilities, namespace     (base install)
+    usage.py      retire, usage                     (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from registry import __version__
-from registry.cli import client, engine, pipeline, service
+from registry.cli import client, engine, pipeline, service, usage
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, PROG, InputError, Verb
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -34,6 +35,7 @@ VERBS: list[Verb] = [
     *engine.VERBS,
     *service.VERBS,
     *client.VERBS,
+    *usage.VERBS,
     *pipeline.PIPELINE_VERBS,
 ]
 

@@ -134,6 +134,15 @@ class Report:
                 return f"apply refused, nothing was applied: {what}"
             return f"{self.mode} refused: {what}; nothing would be applied"
         refused = [p for p in tools if not p.accepted]
+        in_use = [m for p in refused for m in p.in_use]
+        if in_use and not self.needed:
+            what = (
+                f"{len(in_use)} retirement{'s' if len(in_use) != 1 else ''} of a version "
+                "still called (require_idle)"
+            )
+            if self.mode == "apply":
+                return f"apply refused, nothing was applied: {what}"
+            return f"{self.mode} refused: {what}; nothing would be applied"
         if refused:
             count = len(self.needed)
             names = ", ".join(f"{p.namespace}/{p.tool}" for p in refused)
@@ -262,6 +271,20 @@ def _lifecycle_text(plan: ToolPlan) -> list[str]:
     return lines
 
 
+def _callers_text(plan: ToolPlan) -> list[str]:
+    """Who still calls the plan's deprecated or retiring versions, and refused retirements."""
+    lines = [f"retirement refused: {message}" for message in plan.in_use]
+    for usage in plan.callers:
+        servers = ", ".join(f"{s.name} ({s.calls:,})" for s in usage.servers[:3])
+        more = f" and {len(usage.servers) - 3} more" if len(usage.servers) > 3 else ""
+        last = usage.last_seen.isoformat(timespec="seconds") if usage.last_seen else "-"
+        lines.append(
+            f"v{usage.version} ({usage.state}) still called: {usage.calls:,} calls, "
+            f"last {last.replace('+00:00', 'Z')}, by {servers}{more}"
+        )
+    return lines
+
+
 def _decision_options(plan: ToolPlan, decision: Decision) -> str:
     options = []
     if "retire" in decision.options:
@@ -307,7 +330,7 @@ def _render_text(report: Report, out: TextIO) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)
     for plan in report.answer.tools:
         findings = [f for f in report.findings if f.plan is plan]
-        details = _lifecycle_text(plan)
+        details = _lifecycle_text(plan) + _callers_text(plan)
         if not findings and not details and not plan.decisions and not plan.acceptances:
             continue
         print(file=out)
@@ -444,6 +467,13 @@ def _render_github(report: Report, out: TextIO) -> None:
         message = f"{plan.namespace}/{plan.tool}: {decision.message}"
         pointer = "/retire" if plan.action == "unchanged" else "/tool/name"
         out.write(_annotation(report, plan, pointer, "decision needed", "error", message))
+    for plan in report.answer.tools:
+        for message in plan.in_use:
+            text = f"{plan.namespace}/{plan.tool}: {message}"
+            out.write(_annotation(report, plan, "/require_idle", "still called", "error", text))
+        for line in _callers_text(plan)[len(plan.in_use) :]:
+            text = f"{plan.namespace}/{plan.tool}: {line}"
+            out.write(_annotation(report, plan, "/retire", "still called", "warning", text))
     print(report.verdict(), file=out)
 
 
@@ -543,6 +573,13 @@ def _render_markdown(report: Report, out: TextIO) -> None:
                 f"| {_code(a.path or '/')} | {versions} | {by} | {_cell(a.reason)} |",
                 file=out,
             )
+    callers = [(plan, line) for plan in report.answer.tools for line in _callers_text(plan)]
+    if callers:
+        print(file=out)
+        print("### Still called", file=out)
+        print(file=out)
+        for plan, line in callers:
+            print(f"- {_code(f'{plan.namespace}/{plan.tool}')}: {_cell(line)}", file=out)
     details = [(plan, line) for plan in report.answer.tools for line in _lifecycle_text(plan)]
     if details:
         print(file=out)

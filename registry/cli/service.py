@@ -199,7 +199,7 @@ def _token_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         metavar="SCOPE",
-        help="<namespace|*>:<read|publish|admin>; repeat for several",
+        help="<namespace|*>:<read|report|publish|admin>; repeat for several",
     )
     create.add_argument("--description", default="", help="what the token is for")
     _database_arguments(create)

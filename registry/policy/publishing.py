@@ -51,6 +51,7 @@ from registry.policy.acceptance import (
     settle,
 )
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
+from registry.policy.usage import RequireIdle
 
 __all__ = [
     "MAX_VERSION",
@@ -149,6 +150,8 @@ class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # UNSET when absent, so a body without it encodes as before (older registries
     # refuse fields they do not know)
     accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET
+    # refuse the retirements while a version is still called (registry/api/usage.py)
+    require_idle: RequireIdle | None = None
 
 
 # -- the outcome ---------------------------------------------------
