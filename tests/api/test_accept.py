@@ -41,8 +41,15 @@ def _lookup(version: int, name: str = "lookup") -> dict[str, Any]:
     return {"name": name, "inputSchema": {"type": "object", "properties": properties}}
 
 
-async def _toolset(registry: Registry, ns: str = "docs") -> Toolset:
-    answer = await registry.client.get(f"/v1/namespaces/{ns}/toolset")
+async def _toolset(
+    registry: Registry, ns: str = "docs", *, after: Toolset | None = None
+) -> Toolset:
+    """The namespace's toolset; `after`: one that differs from it, as a syncing server waits
+    for it (the cache learns of a write by LISTEN/NOTIFY, after the write's answer)."""
+    headers = {"If-None-Match": after.etag} if after is not None else {}
+    answer = await registry.client.get(
+        f"/v1/namespaces/{ns}/toolset", params={"wait": 30} if after else {}, headers=headers
+    )
     assert answer.status_code == 200, answer.text
     Draft202012Validator(TOOLSET_SCHEMA).validate(answer.json())  # accepted steps, gating
     return Toolset.from_json(answer.content)
@@ -360,12 +367,14 @@ async def test_gating_off_lets_breaks_land_and_the_gate_pass_calls_through(
         POLICY, json={"gating": False, "reason": "a prototype nobody depends on yet"}
     )
     assert put.status_code == 200, put.text
+    ungated = await _toolset(registry, after=gated)
+    assert ungated.gating is False
     landed = await _publish(registry, {"definition": SEARCH_V2})
     assert landed.status_code == 201, landed.text
     assert {a["source"] for a in landed.json()["acceptances"]} == {"policy"}
     assert all("gating is off" in a["reason"] for a in landed.json()["acceptances"])
 
-    toolset = await _toolset(registry)
+    toolset = await _toolset(registry, after=ungated)
     assert toolset.gating is False
     gate = Gate(toolset)
     assert isinstance(gate, UngatedGate)
@@ -381,7 +390,7 @@ async def test_gating_off_lets_breaks_land_and_the_gate_pass_calls_through(
 
     # gating back on: the strict gate again, and the routes the policy accepted stay
     assert (await registry.client.put(POLICY, json={})).status_code == 200
-    again = await _toolset(registry)
+    again = await _toolset(registry, after=toolset)
     assert type(Gate(again)) is Gate
     refused = Gate(again).check("search", {"query": "q", "stray": 1}, None)
     assert refused.error is not None and refused.error.code == -31003
