@@ -14,7 +14,15 @@ retire: [3]
 deprecate: [{version: 2, sunset: "2027-06-01T00:00:00Z"}]
 converters: [{from: 3, ops: [{op: rename, from: /timeout_ms, to: /timeout}]}]
 aliases: [{name: db_query_v1, contract: {tool: db.query, version: 1}}]
+accept: [{kind: default-added, path: /inputSchema/properties/limit/default, reason: ...}]
 ```
+
+A namespace policy manifest (`PolicyManifest`) has `policy` instead of `tool`
+and nothing else about a tool: `{namespace, policy: {gating, reason, relax}}`
+(`registry.policy.acceptance.NamespacePolicy`). `collect_bundle` reads both
+kinds; `collect_directory` / `collect_sources` / `load_directory` read tool
+manifests and refuse a policy file, naming it (only plan, apply and check take
+policies).
 
 Every refusal is a `ManifestError` whose `str()` is one line a person (or an
 editor's problem matcher) acts on, `tools/db.yaml:7:5: /tool/name: ...`. A file
@@ -27,11 +35,13 @@ is checked in this order, the first problem wins:
 3. the tool definition (`registry.definitions.validate_definition`);
 4. the converter operations (`registry.compat.parse_ops`);
 5. consistency inside the file (no alias named like its tool, no alias twice,
-   one converter per source version, no version both retired and deprecated).
+   one converter per source version, no version both retired and deprecated,
+   no change accepted twice); for a policy manifest, the policy's own checks
+   (`check_policy`: known kinds, tool names, a reason to turn gating off).
 
 `load_directory` adds the checks across files: one manifest per
-(namespace, tool), and an alias name must not collide with a tool or another
-alias of the same namespace.
+(namespace, tool), one policy per namespace, and an alias name must not
+collide with a tool or another alias of the same namespace.
 
 The schema file is looked up, first match wins: a source checkout
 (`schemas/` beside `pyproject.toml` above this package), package data
@@ -69,8 +79,9 @@ from registry.compat.converters import ConverterError, parse_ops
 from registry.definitions import DefinitionError, validate_definition
 from registry.documents import DocumentError, located, parse_document, read_source
 from registry.patterns import linear_validator
+from registry.policy.acceptance import AcceptRequest, NamespacePolicy, check_policy
 from registry.policy.capabilities import CapabilityError, parse_initialize
-from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody
+from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody, PolicyBody
 from registry.policy.publishing import ConverterRequest, DeprecationRequest, PublishRequest
 
 __all__ = [
@@ -81,6 +92,8 @@ __all__ = [
     "AliasContract",
     "Manifest",
     "ManifestError",
+    "PolicyManifest",
+    "collect_bundle",
     "collect_directory",
     "collect_sources",
     "load_directory",
@@ -162,6 +175,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[Alias] = msgspec.field(default_factory=list)
+    accept: list[AcceptRequest] = msgspec.field(default_factory=list)
     digest: str
     text: str
 
@@ -197,6 +211,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
+            accept=list(self.accept) if self.accept else msgspec.UNSET,
             require_idle=self.require_idle,
         )
 
@@ -218,6 +233,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
                 )
                 for alias in self.aliases
             ],
+            accept=list(self.accept) if self.accept else msgspec.UNSET,
             source=self.path,
         )
 
@@ -234,6 +250,28 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             )
             for alias in self.aliases
         ]
+
+
+class PolicyManifest(msgspec.Struct, frozen=True, kw_only=True):
+    """One loaded namespace policy manifest: `{namespace, policy}`."""
+
+    path: str
+    namespace: str
+    policy: NamespacePolicy
+    text: str
+
+    def position(
+        self, pointer: str, *, key: bool = False, nearest: bool = False
+    ) -> tuple[int, int] | None:
+        """As `Manifest.position`."""
+        return _position(self.text, pointer, key=key, nearest=nearest)
+
+    def to_body(self) -> PolicyBody:
+        """The policy as `POST /v1/apply` takes it (`source` is the file's path)."""
+        return PolicyBody(namespace=self.namespace, policy=self.policy, source=self.path)
+
+
+_TOOL_KEYS = ("tool", "retire", "require_idle", "deprecate", "converters", "aliases", "accept")
 
 
 # -- the schema ------------------------------------------------------------------
@@ -325,7 +363,12 @@ def _validator() -> Draft202012Validator:
 
 
 def load_manifest(path: str | os.PathLike[str]) -> Manifest:
-    """Read, parse and validate one manifest file (see the module docstring)."""
+    """Read, parse and validate one tool manifest file (see the module docstring)."""
+    return _tool_only(load_document(path))
+
+
+def load_document(path: str | os.PathLike[str]) -> Manifest | PolicyManifest:
+    """Read, parse and validate one manifest file: a tool's, or a namespace policy."""
     name = os.fspath(path)
     try:
         raw = read_source(name)
@@ -334,7 +377,48 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     return _load_text(raw, name)
 
 
-def _load_text(raw: bytes, name: str) -> Manifest:
+def _tool_only(loaded: Manifest | PolicyManifest) -> Manifest:
+    if isinstance(loaded, PolicyManifest):
+        raise _at(
+            loaded.path,
+            loaded.text,
+            "/policy",
+            "a namespace policy manifest: only `registry plan`, `apply` and `check` read "
+            "policies; this reads tool manifests",
+            key=True,
+        )
+    return loaded
+
+
+def _shape_error(document: Any, text: str, name: str) -> ManifestError | None:
+    """A file that is neither a tool manifest nor a policy manifest, said plainly."""
+    if not isinstance(document, Mapping):
+        return None
+    if "policy" in document:
+        extra = next((key for key in _TOOL_KEYS if key in document), None)
+        if extra is None:
+            return None
+        return _at(
+            name,
+            text,
+            f"/{extra}",
+            f"a namespace policy manifest declares no tool: {extra!r} belongs in a tool's manifest",
+            key=True,
+        )
+    if "tool" not in document:
+        found = _position(text, "", key=False, nearest=True)
+        line, column = found if found else (None, None)
+        return ManifestError(
+            name,
+            line,
+            column,
+            "/tool",
+            "required field 'tool' is missing (a namespace policy manifest has 'policy' instead)",
+        )
+    return None
+
+
+def _load_text(raw: bytes, name: str) -> Manifest | PolicyManifest:
     try:
         document = parse_document(raw, name)
     except DocumentError as exc:
@@ -342,7 +426,13 @@ def _load_text(raw: bytes, name: str) -> Manifest:
     text = raw.decode("utf-8-sig")
     error = best_match(_validator().iter_errors(document))
     if error is not None:
-        raise _schema_error(error, text, name)
+        raise _shape_error(document, text, name) or _schema_error(error, text, name)
+    if "policy" in document:
+        policy = msgspec.convert(document["policy"], NamespacePolicy)
+        problems = check_policy(policy)
+        if problems:
+            raise _at(name, text, "/policy" + problems[0][0], problems[0][1])
+        return PolicyManifest(path=name, namespace=document["namespace"], policy=policy, text=text)
     tool: dict[str, Any] = document["tool"]
     try:
         validate_definition(tool)
@@ -374,7 +464,14 @@ def _load_text(raw: bytes, name: str) -> Manifest:
         for entry in document.get("aliases", [])
     ]
     retire = [int(version) for version in document.get("retire", [])]
+    accept = [msgspec.convert(entry, AcceptRequest) for entry in document.get("accept", [])]
     _check_consistency(name, text, tool["name"], retire, deprecate, converters, aliases)
+    accepted: set[tuple[str, str]] = set()
+    for index, entry in enumerate(accept):
+        if (entry.kind, entry.path) in accepted:
+            message = f"{entry.kind} at {entry.path} is accepted twice"
+            raise _at(name, text, f"/accept/{index}", message)
+        accepted.add((entry.kind, entry.path))
     try:
         tool_digest = digest(tool)
     except DigestError as exc:
@@ -388,6 +485,7 @@ def _load_text(raw: bytes, name: str) -> Manifest:
         deprecate=deprecate,
         converters=converters,
         aliases=aliases,
+        accept=accept,
         digest=tool_digest,
         text=text,
     )
@@ -451,11 +549,12 @@ def manifest_files(directory: str | os.PathLike[str]) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def collect_directory(
-    directory: str | os.PathLike[str],
-) -> tuple[list[Manifest], list[ManifestError]]:
-    """Every manifest that loads, and every problem found, sorted by file and
-    line. A file given instead of a directory is loaded on its own."""
+Bundle = tuple[list[Manifest], list[PolicyManifest], list[ManifestError]]
+
+
+def collect_bundle(directory: str | os.PathLike[str]) -> Bundle:
+    """Every tool manifest and policy manifest that loads, and every problem found,
+    sorted by file and line. A file given instead of a directory is loaded on its own."""
     name = os.fspath(directory)
     root = Path(directory)
     if root.is_file():
@@ -463,22 +562,33 @@ def collect_directory(
     elif root.is_dir():
         paths = manifest_files(root)
         if not paths:
-            return [], [
-                ManifestError(
-                    name, None, None, None, "no manifest files (*.yaml, *.yml, *.json) found"
-                )
-            ]
+            return (
+                [],
+                [],
+                [
+                    ManifestError(
+                        name, None, None, None, "no manifest files (*.yaml, *.yml, *.json) found"
+                    )
+                ],
+            )
     else:
-        return [], [ManifestError(name, None, None, None, "no such file or directory")]
-    manifests: list[Manifest] = []
+        return [], [], [ManifestError(name, None, None, None, "no such file or directory")]
+    loaded: list[Manifest | PolicyManifest] = []
     errors: list[ManifestError] = []
     for path in paths:
         try:
-            manifests.append(load_manifest(path))
+            loaded.append(load_document(path))
         except ManifestError as exc:
             if not (root.is_dir() and _is_captured_initialize(path)):
                 errors.append(exc)
-    return _checked_together(manifests, errors, [os.fspath(path) for path in paths])
+    return _checked_together(loaded, errors, [os.fspath(path) for path in paths])
+
+
+def collect_directory(
+    directory: str | os.PathLike[str],
+) -> tuple[list[Manifest], list[ManifestError]]:
+    """`collect_bundle` for tool manifests only: a policy manifest is a problem."""
+    return _tools_only(collect_bundle(directory))
 
 
 def _is_captured_initialize(path: Path) -> bool:
@@ -497,27 +607,54 @@ def collect_sources(
 ) -> tuple[list[Manifest], list[ManifestError]]:
     """`collect_directory` for files already in memory, as (name, content) pairs
     (an upload): the same checks, the same errors."""
-    manifests: list[Manifest] = []
+    loaded: list[Manifest | PolicyManifest] = []
     errors: list[ManifestError] = []
     for name, raw in sources:
         try:
-            manifests.append(_load_text(raw, name))
+            loaded.append(_load_text(raw, name))
         except ManifestError as exc:
             errors.append(exc)
-    return _checked_together(manifests, errors, [name for name, _ in sources])
+    return _tools_only(_checked_together(loaded, errors, [name for name, _ in sources]))
+
+
+def _tools_only(bundle: Bundle) -> tuple[list[Manifest], list[ManifestError]]:
+    manifests, policies, errors = bundle
+    for policy in policies:
+        try:
+            _tool_only(policy)
+        except ManifestError as exc:
+            errors.append(exc)
+    return manifests, errors
 
 
 def _checked_together(
-    manifests: list[Manifest], errors: list[ManifestError], names: list[str]
-) -> tuple[list[Manifest], list[ManifestError]]:
+    loaded: list[Manifest | PolicyManifest], errors: list[ManifestError], names: list[str]
+) -> Bundle:
     """The cross-file checks; the manifests without problems, and every problem sorted
     by file (in `names` order) and line."""
-    errors = [*errors, *_cross_file_errors(manifests)]
+    manifests = [m for m in loaded if isinstance(m, Manifest)]
+    policies = [p for p in loaded if isinstance(p, PolicyManifest)]
+    errors = [*errors, *_cross_file_errors(manifests), *_policy_errors(policies)]
     bad = {error.path for error in errors}
     good = [manifest for manifest in manifests if manifest.path not in bad]
     order = {name: index for index, name in enumerate(names)}
     errors.sort(key=lambda e: (order.get(e.path, -1), e.line or 0, e.column or 0))
-    return good, errors
+    return good, [p for p in policies if p.path not in bad], errors
+
+
+def _policy_errors(policies: Iterable[PolicyManifest]) -> list[ManifestError]:
+    first: dict[str, PolicyManifest] = {}
+    errors = []
+    for policy in policies:
+        if policy.namespace in first:
+            earlier = first[policy.namespace]
+            found = earlier.position("/namespace")
+            where = f"{earlier.path}:{found[0]}" if found else earlier.path
+            message = f"the policy of namespace {policy.namespace!r} is already declared in {where}"
+            errors.append(_at(policy.path, policy.text, "/namespace", message))
+        else:
+            first[policy.namespace] = policy
+    return errors
 
 
 def load_directory(directory: str | os.PathLike[str]) -> list[Manifest]:
@@ -632,6 +769,11 @@ def _schema_error(error: ValidationError, text: str, name: str) -> ManifestError
         )
     elif validator == "enum":
         choices = ", ".join(json.dumps(choice) for choice in value)
+        if len(value) > _MAX_CHOICES:  # the kinds of change: name the nearest instead
+            near = difflib.get_close_matches(str(instance), [str(c) for c in value], n=1)
+            choices = f"the {len(value)} allowed values" + (
+                f" (did you mean {near[0]!r}?)" if near else ""
+            )
         message = f"{_show(instance)} is not one of {choices}"
     elif validator == "const":
         message = f"must be {json.dumps(value)}, not {_show(instance)}"
@@ -656,7 +798,9 @@ def _schema_error(error: ValidationError, text: str, name: str) -> ManifestError
     return _at(name, text, pointer, message)
 
 
+_MAX_CHOICES = 8
 _PATTERN_HINTS = {
+    "\\S": "a reason is required: say why, in words",
     "^[a-z0-9][a-z0-9-]{0,62}$": "a namespace is 1 to 63 characters of a-z, 0-9 and '-', "
     "not starting with '-'",
     "^[A-Za-z0-9._-]{1,128}$": "a tool name is 1 to 128 characters of A-Z, a-z, 0-9, "

@@ -317,7 +317,8 @@ BAD: list[tuple[str, str, str, int | None, int | None, str | None, str]] = [
         1,
         "/retrie",
         "unknown field 'retrie'; did you mean 'retire'? "
-        "(allowed: namespace, tool, retire, require_idle, deprecate, converters, aliases)",
+        "(allowed: namespace, tool, retire, require_idle, deprecate, converters, aliases, "
+        "accept, policy)",
     ),
     (
         "namespace-off-pattern",

@@ -77,6 +77,9 @@ NEEDS: Final[dict[str, Need]] = {
     "report_usage": "report",
     "tool_usage": "read",
     "version_usage": "read",
+    # namespace_policy.py
+    "get_namespace_policy": "read",
+    "put_namespace_policy": "admin",
 }
 
 

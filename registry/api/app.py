@@ -28,7 +28,16 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import apply, capabilities, digests, ops, sync, tools, usage
+from registry.api import (
+    apply,
+    capabilities,
+    digests,
+    namespace_policy,
+    ops,
+    sync,
+    tools,
+    usage,
+)
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.deadlines import body_deadline
@@ -188,7 +197,12 @@ def create_app(
         if snapshot is None:
             return None
         built = build_toolset(
-            namespace, snapshot.versions, snapshot.converters, snapshot.aliases, finder
+            namespace,
+            snapshot.versions,
+            snapshot.converters,
+            snapshot.aliases,
+            finder,
+            gating=snapshot.gating,
         )
         metrics.toolset_builds.inc()
         return built, snapshot.next_sunset
@@ -250,6 +264,7 @@ def create_app(
         *apply.HANDLERS,
         *capabilities.HANDLERS,
         *usage.HANDLERS,
+        *namespace_policy.HANDLERS,
         *ops.HANDLERS,
     ]
     require_coverage(handlers)

@@ -1,4 +1,9 @@
-"""`POST /v1/apply`: a bundle of manifests, planned (`?plan=true`) or applied in one transaction."""
+"""`POST /v1/apply`: a bundle of manifests, planned (`?plan=true`) or applied in one transaction.
+
+The bundle's namespace policies (`policies`, from policy manifests) are set
+before its tools are planned, so a relaxation in the bundle applies to the
+bundle's publishes; setting a policy needs admin on its namespace.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Principal
+from registry.api.namespace_policy import policy_problem, to_document
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
@@ -22,12 +28,16 @@ from registry.api.usage import plan_with_usage
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
+from registry.policy.acceptance import NamespacePolicy
 from registry.policy.plan import (
     ApplyRequest,
     ManifestBody,
     NamespacePlan,
     PlanAnswer,
+    PolicyBody,
+    PolicyPlan,
     ToolPlan,
+    plan_policy,
     plan_tool,
 )
 from registry.policy.publishing import PolicyError, plan_publish
@@ -43,6 +53,7 @@ from registry.store import (
     repository,
 )
 from registry.store._db import transaction
+from registry.store.policies import get_policy, put_policy
 
 __all__ = ["HANDLERS"]
 
@@ -64,13 +75,41 @@ def _validate(index: int, body: ManifestBody) -> str:
     return canonical_digest(body.tool)
 
 
-async def _namespace_steps(
-    db: Db, bodies: list[ManifestBody], who: Principal
-) -> list[NamespacePlan]:
-    """One step per namespace the manifests name, in name order: those missing are
+def _check_policies(bodies: list[PolicyBody]) -> None:
+    seen: dict[str, int] = {}
+    for index, body in enumerate(bodies):
+        where = f"/policies/{index}"
+        try:
+            namespace_name(body.namespace)
+        except ApiError as exc:
+            raise ApiError("invalid-body", exc.detail, pointer=f"{where}/namespace") from exc
+        problem = policy_problem(body.policy, prefix=f"{where}/policy")
+        if problem is not None:
+            raise problem
+        if body.namespace in seen:
+            raise ApiError(
+                "request-invalid",
+                f"two policies for namespace {body.namespace} (#{seen[body.namespace]} and "
+                f"#{index})",
+                pointer=where,
+            )
+        seen[body.namespace] = index
+
+
+async def _policy_steps(db: Db, bodies: list[PolicyBody], who: Principal) -> list[PolicyPlan]:
+    steps = []
+    for body in bodies:
+        stored = await get_policy(db, body.namespace)
+        current = NamespacePolicy.stored(stored.policy if stored is not None else None)
+        steps.append(plan_policy(body, current, allowed=who.allows(body.namespace, "admin")))
+    return steps
+
+
+async def _namespace_steps(db: Db, names: set[str], who: Principal) -> list[NamespacePlan]:
+    """One step per namespace the bundle names, in name order: those missing are
     created by the apply, which needs admin on each."""
     steps = []
-    for name in sorted({body.namespace for body in bodies}):
+    for name in sorted(names):
         if await repository.get_namespace(db, name) is not None:
             steps.append(NamespacePlan(name=name, action="unchanged"))
         else:
@@ -81,14 +120,20 @@ async def _namespace_steps(
 
 
 async def _plans(
-    svc: Services, db: Db, bodies: list[ManifestBody], digests: list[str]
+    svc: Services,
+    db: Db,
+    bodies: list[ManifestBody],
+    digests: list[str],
+    policies: list[PolicyBody],
 ) -> list[ToolPlan]:
+    bundled = {p.namespace: p.policy for p in policies}
     plans = []
     for index, (body, digest) in enumerate(zip(bodies, digests, strict=True)):
         state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
         aliases = await repository.list_aliases(db, body.namespace)
+        policy = bundled.get(body.namespace) or NamespacePolicy.stored(state.policy)
         try:
-            planned = plan_tool(state, body, digest, svc.finder, aliases)
+            planned = plan_tool(state, body, digest, svc.finder, aliases, policy)
         except PolicyError as exc:
             raise ApiError(
                 exc.code,
@@ -111,7 +156,9 @@ async def _execute(
     if plan.action != "unchanged":
 
         def decide(state: ToolState) -> PublishPlan | Refusal:
-            outcome = plan_publish(state, body.tool, plan.digest, body.request(), svc.finder)
+            policy = NamespacePolicy.stored(state.policy)
+            request = body.request()
+            outcome = plan_publish(state, body.tool, plan.digest, request, svc.finder, policy)
             return store_decision(outcome, {"source": body.source})
 
         await repository.publish(
@@ -171,6 +218,8 @@ async def _execute(
         "request-invalid",
         "illegal-transition",
         "version-in-use",
+        "acceptance-unmatched",
+        "policy-invalid",
         *SERVER_PROBLEMS,
     ),
 )
@@ -192,20 +241,36 @@ async def apply(
                 pointer=f"/manifests/{index}",
             )
         seen[key] = index
-    for namespace in sorted({body.namespace for body in data.manifests}):
+    policy_bodies = data.policies or []
+    _check_policies(policy_bodies)
+    names = {body.namespace for body in data.manifests} | {p.namespace for p in policy_bodies}
+    for namespace in sorted(names):
         who.require(namespace, "publish")
     if plan:
-        namespaces = await _namespace_steps(svc.database, data.manifests, who)
-        plans = await _plans(svc, svc.database, data.manifests, digests)
+        namespaces = await _namespace_steps(svc.database, names, who)
+        policies = await _policy_steps(svc.database, policy_bodies, who)
+        plans = await _plans(svc, svc.database, data.manifests, digests, policy_bodies)
         return PlanAnswer(
-            accepted=all(p.accepted for p in plans) and all(n.allowed for n in namespaces),
+            accepted=all(p.accepted for p in plans)
+            and all(n.allowed for n in namespaces)
+            and all(p.allowed for p in policies),
             applied=False,
             tools=plans,
             namespaces=namespaces,
+            policies=policies,
         )
     try:
         async with transaction(svc.database) as conn:
-            namespaces = await _namespace_steps(conn, data.manifests, who)
+            namespaces = await _namespace_steps(conn, names, who)
+            policies = await _policy_steps(conn, policy_bodies, who)
+            refused_policies = [p.namespace for p in policies if not p.allowed]
+            if refused_policies:
+                raise ApiError(
+                    "forbidden",
+                    "nothing was applied: setting the policy of "
+                    + ", ".join(f"{name} needs {name}:admin" for name in refused_policies)
+                    + f" (token {who.token_id})",
+                )
             refused_steps = [n.name for n in namespaces if not n.allowed]
             if refused_steps:
                 raise ApiError(
@@ -220,7 +285,16 @@ async def apply(
                     await repository.create_namespace(
                         conn, step.name, actor=who.token_id, request_id=request_id(request)
                     )
-            plans = await _plans(svc, conn, data.manifests, digests)
+            for policy_body, policy_step in zip(policy_bodies, policies, strict=True):
+                if policy_step.action == "set":
+                    await put_policy(
+                        conn,
+                        policy_body.namespace,
+                        to_document(policy_body.policy),
+                        actor=who.token_id,
+                        request_id=request_id(request),
+                    )
+            plans = await _plans(svc, conn, data.manifests, digests, policy_bodies)
             in_use = [message for p in plans for message in p.in_use]
             if in_use:
                 raise ApiError(
@@ -235,7 +309,11 @@ async def apply(
                     f"nothing was applied: {', '.join(refused)} still need decisions",
                     decisions=[d for p in plans for d in p.decisions],
                     reports=PlanAnswer(
-                        accepted=False, applied=False, tools=plans, namespaces=namespaces
+                        accepted=False,
+                        applied=False,
+                        tools=plans,
+                        namespaces=namespaces,
+                        policies=policies,
                     ),
                 )
             for body, tool_plan in zip(data.manifests, plans, strict=True):
@@ -248,7 +326,9 @@ async def apply(
         ) from exc
     except (NotFound, IllegalTransition, Conflict) as exc:
         raise ApiError("conflict", f"nothing was applied: {exc}") from exc
-    return PlanAnswer(accepted=True, applied=True, tools=plans, namespaces=namespaces)
+    return PlanAnswer(
+        accepted=True, applied=True, tools=plans, namespaces=namespaces, policies=policies
+    )
 
 
 HANDLERS = [apply]

@@ -60,6 +60,8 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "converter-invalid": ProblemType(422, "The converter operations are invalid"),
     "converter-unverified": ProblemType(422, "The converter does not repair every breaking change"),
     "request-invalid": ProblemType(422, "The request contradicts itself"),
+    "acceptance-unmatched": ProblemType(422, "An acceptance names no breaking change"),
+    "policy-invalid": ProblemType(422, "The namespace policy is invalid"),
     "invalid-protocol-version": ProblemType(422, "Unknown protocol revision"),
     # nginx's status for a client that closed the connection before the answer
     "client-closed": ProblemType(499, "The client closed the request"),

@@ -43,6 +43,7 @@ from registry.api.wire import (
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
+from registry.policy.acceptance import NamespacePolicy
 from registry.policy.publishing import (
     Decision,
     PolicyError,
@@ -54,6 +55,7 @@ from registry.policy.publishing import (
     verify_converter,
 )
 from registry.store import (
+    Acceptance,
     Conflict,
     Deprecation,
     IllegalTransition,
@@ -228,7 +230,8 @@ def _plan(
 ) -> PublishOutcome:
     started = time.perf_counter()
     try:
-        return plan_publish(state, definition, digest, data, svc.finder)
+        policy = NamespacePolicy.stored(state.policy)
+        return plan_publish(state, definition, digest, data, svc.finder, policy)
     except PolicyError as exc:
         raise _policy_problem(exc) from exc
     except ClassificationError as exc:
@@ -253,6 +256,7 @@ def _plan(
             "breaking-change",
             *POLICY_PROBLEMS,
             "version-in-use",
+            "acceptance-unmatched",
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
@@ -321,6 +325,7 @@ async def publish(
             warnings=[
                 e.message for e in evidence if e.message and e.usage.version in result.retired
             ],
+            acceptances=outcomes[-1].acceptances if outcomes and result.created else [],
         ),
         status_code=201 if result.created else 200,
         headers={"Location": _version_path(ns, tool, version.version)},
@@ -331,11 +336,13 @@ def store_decision(outcome: PublishOutcome, detail: dict[str, Any]) -> PublishPl
     """What the store's `decide` seam answers for an outcome of the publishing rule."""
     if not outcome.accepted:
         return Refusal(reason="breaking", detail=outcome)
+    accepted = outcome.acceptances
     return PublishPlan(
         retire=outcome.retire,
         deprecate=[Deprecation(d.version, d.sunset) for d in outcome.deprecate],
         converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
-        detail=detail,
+        detail={**detail, "acceptances": accepted} if accepted else detail,
+        acceptances=accepted,
     )
 
 
@@ -354,6 +361,7 @@ def _version_path(ns: str, tool: str, version: int) -> str:
         "namespace-not-found",
         "invalid-definition",
         *POLICY_PROBLEMS,
+        "acceptance-unmatched",
         *SERVER_PROBLEMS,
     ),
 )
@@ -388,6 +396,7 @@ async def check(
         accepted=outcome.accepted,
         existing=False,
         decisions=outcome.decisions,
+        acceptances=outcome.acceptances,
     )
 
 
@@ -449,7 +458,20 @@ async def diff(
     svc = await _reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
     old = await _existing_version(svc, ns, tool, other)
-    return DiffAnswer(ns, tool, number, other, svc.finder.report(old, new))
+    report = svc.finder.report(old, new)
+    accepted: list[Acceptance] = []
+    if other < number and report.breaking:
+        # what of this change was accepted on purpose: by the versions after `against`
+        found = {(c.kind.value, c.path) for c in report.breaking}
+        history = await repository.get_history(svc.database, ns, tool)
+        accepted = [
+            a
+            for v in history
+            if other < v.version <= number
+            for a in v.acceptances
+            if (a.kind, a.path) in found
+        ]
+    return DiffAnswer(ns, tool, number, other, report, accepted)
 
 
 # -- lifecycle ---------------------------------------------------------------

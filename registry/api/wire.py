@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from registry.compat import ChangeReport
+from registry.policy.acceptance import Acceptance, Relaxation
 from registry.policy.publishing import Decision, VersionNumber
 from registry.policy.verify import ToolVerdict
 from registry.store import AuditEvent, Version
@@ -27,6 +28,7 @@ __all__ = [
     "History",
     "NamespaceEntry",
     "NamespaceList",
+    "PolicyAnswer",
     "PublishAnswer",
     "Status",
     "ToolEntry",
@@ -76,6 +78,8 @@ class PublishAnswer(msgspec.Struct, kw_only=True):
     retired: list[int] = msgspec.field(default_factory=list)
     deprecated: list[int] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)  # retired versions still called
+    # breaking changes stored as accepted on purpose with this version
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 class CheckAnswer(msgspec.Struct, kw_only=True):
@@ -86,6 +90,8 @@ class CheckAnswer(msgspec.Struct, kw_only=True):
     accepted: bool
     existing: bool
     decisions: list[Decision]
+    # breaking changes accepted on purpose (the request's `accept`, the namespace policy)
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 class DiffAnswer(msgspec.Struct):
@@ -94,6 +100,20 @@ class DiffAnswer(msgspec.Struct):
     version: int
     against: int
     report: ChangeReport
+    # the breaking changes of `report` that a version after `against` accepted on purpose
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
+
+
+class PolicyAnswer(msgspec.Struct, kw_only=True):
+    """A namespace's policy (`GET/PUT /v1/namespaces/{ns}/policy`)."""
+
+    namespace: str
+    gating: bool
+    reason: str | None
+    relax: list[Relaxation]
+    updated_at: datetime | None  # None: never set, the default policy
+    changed: bool = False  # PUT: this request changed the stored policy
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class DeprecateRequest(msgspec.Struct, forbid_unknown_fields=True):

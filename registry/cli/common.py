@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from registry.manifests import Manifest
+    from registry.manifests import Manifest, PolicyManifest
 
 __all__ = [
     "EXIT_BREAKING",
@@ -78,7 +78,7 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def located(manifest: Manifest, pointer: str) -> str:
+def located(manifest: Manifest | PolicyManifest, pointer: str) -> str:
     """`file:line:column` of the value at `pointer` (or of its nearest ancestor)."""
     position = manifest.position(pointer, nearest=True)
     return f"{manifest.path}:{position[0]}:{position[1]}" if position else manifest.path

@@ -4,6 +4,8 @@ A saved toolset is the payload of `GET /v1/namespaces/{ns}/toolset`, as `registr
 sync` writes it. Each tool's stored state (versions, converters as steps of the saved
 routes, aliases) is rebuilt from it and the registry's own planner
 (`registry.policy.plan.plan_tool`) runs locally: the same answer, no network.
+The namespace's stored policy is not in a saved toolset (only `"gating": false`
+is): the plan runs under DIR's policy manifest of the namespace when there is one.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import msgspec
 from registry.canonical import DigestError, digest
 from registry.cli.common import Failed, located, one_line
 from registry.compat import ChangeReport, ClassificationError
-from registry.manifests import Manifest
-from registry.policy.plan import NamespacePlan, PlanAnswer, ToolPlan, plan_tool
+from registry.manifests import Manifest, PolicyManifest
+from registry.policy.acceptance import NamespacePolicy
+from registry.policy.plan import NamespacePlan, PlanAnswer, PolicyPlan, ToolPlan, plan_tool
 from registry.policy.publishing import PolicyError
 from registry.policy.routes import RouteFinder, VersionLike
 
@@ -184,9 +187,25 @@ def _digest_or_none(definition: Any) -> str | None:
         return None
 
 
-def offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
+def _offline_policy(
+    namespace: str, raw: dict[str, Any], policies: Sequence[PolicyManifest]
+) -> NamespacePolicy | None:
+    """DIR's policy manifest of the namespace, else gating off when the saved toolset
+    says so (its relaxations are not saved), else the strict rules (None)."""
+    declared = next((p.policy for p in policies if p.namespace == namespace), None)
+    if declared is not None:
+        return declared
+    if raw.get("gating") is False:
+        return NamespacePolicy(gating=False, reason="the saved toolset says gating is off")
+    return None
+
+
+def offline_answer(
+    manifests: Sequence[Manifest], path: str, policies: Sequence[PolicyManifest] = ()
+) -> PlanAnswer:
     namespace, raw = _read_toolset(path)
-    mismatched = [m for m in manifests if m.namespace != namespace]
+    mismatched: list[Manifest | PolicyManifest] = [m for m in manifests if m.namespace != namespace]
+    mismatched += [p for p in policies if p.namespace != namespace]
     if mismatched:
         raise Failed(
             [
@@ -197,6 +216,7 @@ def offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
             ]
         )
     tools, aliases = _saved_tools(raw)
+    policy = _offline_policy(namespace, raw, policies)
     plans: list[ToolPlan] = []
     errors: list[str] = []
     for manifest in manifests:
@@ -208,8 +228,9 @@ def offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
             )
         try:
             _unverifiable_converters(manifest, saved)
+            body = manifest.to_body()
             plans.append(
-                plan_tool(saved.state, manifest.to_body(), manifest.digest, saved.finder, aliases)
+                plan_tool(saved.state, body, manifest.digest, saved.finder, aliases, policy)
             )
         except PolicyError as exc:
             pointer = exc.pointer or "/tool"
@@ -225,6 +246,11 @@ def offline_answer(manifests: Sequence[Manifest], path: str) -> PlanAnswer:
         tools=plans,
         # a saved toolset is the toolset of a namespace that exists
         namespaces=[NamespacePlan(name=namespace, action="unchanged")] if manifests else [],
+        # the stored policy is not in a saved toolset: DIR's is shown as set
+        policies=[
+            PolicyPlan(namespace=p.namespace, action="set", policy=p.policy, source=p.path)
+            for p in policies
+        ],
     )
 
 

@@ -15,7 +15,9 @@ Output (`--format`, `registry.cli.render`): `text` (a table and a line per
 change), `json` (the `PlanAnswer`, `schemas/plan.schema.json`), `github`
 (workflow commands, `::error file=...,line=...` at the manifest line of the
 changed property; with `GITHUB_STEP_SUMMARY` set, the markdown report is
-appended there too), `markdown` (a pull-request comment).
+appended there too), `markdown` (a pull-request comment). DIR may hold
+namespace policy manifests too: they go with the bundle (`policies`), and every
+format shows them and the breaking changes accepted on purpose, as accepted.
 
 Exit codes: 0 ok; 1 a breaking change lacks its decision, or the registry
 refused the bundle (409); 2 bad manifests, a bad toolset file, an unreachable
@@ -65,7 +67,7 @@ from registry.cli.render import (
     new_namespaces,
     render,
 )
-from registry.manifests import Manifest, ManifestError, collect_directory
+from registry.manifests import Manifest, ManifestError, PolicyManifest, collect_bundle
 from registry.policy.plan import ApplyRequest, PlanAnswer
 
 if TYPE_CHECKING:
@@ -160,12 +162,13 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
     server = _live_server(args)
     surface: Surface | None = None
     try:
+        policies: list[PolicyManifest] = []
         if server is None:
-            manifests = _load(args.directory, args.format, out)
+            manifests, policies = _load(args.directory, args.format, out)
         if against:
             if server is not None:
                 surface, manifests = _read_live(args, server)
-            answer = offline_answer(manifests, against)
+            answer = offline_answer(manifests, against, policies)
             refusal = None
         else:
             url, token = _endpoint(args, server)
@@ -175,13 +178,13 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             if mode == "apply" and err.isatty():
                 noun = "manifest" if len(manifests) == 1 else "manifests"
                 print(f"{PROG}: applying {len(manifests)} {noun} to {url} ...", file=err)
-            answer, refusal = client.apply(manifests, plan=mode != "apply")
+            answer, refusal = client.apply(manifests, policies, plan=mode != "apply")
     except Failed as failed:
         for line in failed.lines:
             print(f"{PROG}: {line}", file=err)
         return failed.code
     live = server.label if server is not None else None
-    report = Report(mode, answer, manifests, offline=bool(against), live=live)
+    report = Report(mode, answer, manifests, offline=bool(against), live=live, policies=policies)
     render(report, args.format, out)
     if args.format == "github":
         append_step_summary(report)
@@ -252,14 +255,16 @@ def _endpoint(args: argparse.Namespace, server: LiveServer | None) -> tuple[str,
     return url.rstrip("/"), registry_token(args)
 
 
-def _load(directory: str, output_format: str, out: TextIO) -> list[Manifest]:
-    manifests, errors = collect_directory(directory)
+def _load(
+    directory: str, output_format: str, out: TextIO
+) -> tuple[list[Manifest], list[PolicyManifest]]:
+    manifests, policies, errors = collect_bundle(directory)
     if errors:
         if output_format == "github":
             for error in errors:
                 out.write(_manifest_error_command(error))
         raise Failed([one_line(str(error)) for error in errors])
-    return manifests
+    return manifests, policies
 
 
 def _manifest_error_command(error: ManifestError) -> str:
@@ -276,6 +281,10 @@ def _manifest_error_command(error: ManifestError) -> str:
 def _progress(answer: PlanAnswer, err: TextIO) -> None:
     for name in new_namespaces(answer):
         print(f"namespace {name}: {'created' if answer.applied else 'not created'}", file=err)
+    for step in answer.policies:
+        if step.action == "set":
+            done = "set" if answer.applied else "not set"
+            print(f"namespace {step.namespace}: policy {done}", file=err)
     total = len(answer.tools)
     for index, tool in enumerate(answer.tools, 1):
         if not answer.applied:
@@ -300,14 +309,20 @@ class _Client:
         self.token = token
         self.timeout = timeout
 
-    def apply(self, manifests: Sequence[Manifest], *, plan: bool) -> tuple[PlanAnswer, str | None]:
+    def apply(
+        self, manifests: Sequence[Manifest], policies: Sequence[PolicyManifest], *, plan: bool
+    ) -> tuple[PlanAnswer, str | None]:
         """The plan (or the applied plan); a 409 refusal answers its plan and a line
         saying why. Any other failure raises `Failed` (exit 2)."""
         endpoint = f"{self.url}/v1/apply" + ("?plan=true" if plan else "")
         headers = {"Accept": "application/json, application/problem+json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        body = msgspec.json.encode(ApplyRequest(manifests=[m.to_body() for m in manifests]))
+        bundle = ApplyRequest(
+            manifests=[m.to_body() for m in manifests],
+            policies=[p.to_body() for p in policies] if policies else msgspec.UNSET,
+        )
+        body = msgspec.json.encode(bundle)
         headers["Content-Type"] = "application/json"
         response = self._send("POST", endpoint, content=body, headers=headers)
         if response.status_code == 200:
@@ -317,9 +332,10 @@ class _Client:
             reports = problem.get("reports")
             if isinstance(reports, dict):
                 answer = _decode_answer(endpoint, json.dumps(reports).encode())
-                return answer, _problem_line(endpoint, response, problem, manifests)
-            raise Failed([_problem_line(endpoint, response, problem, manifests)], code=1)
-        line = _problem_line(endpoint, response, problem, manifests)
+                return answer, _problem_line(endpoint, response, problem, manifests, policies)
+            line = _problem_line(endpoint, response, problem, manifests, policies)
+            raise Failed([line], code=1)
+        line = _problem_line(endpoint, response, problem, manifests, policies)
         if response.status_code == 401 and not self.token:
             line += " (pass --token or set REGISTRY_TOKEN)"
         raise Failed([line])
@@ -363,7 +379,11 @@ def _problem(response: httpx.Response) -> dict[str, Any]:
 
 
 def _problem_line(
-    endpoint: str, response: httpx.Response, problem: dict[str, Any], manifests: Sequence[Manifest]
+    endpoint: str,
+    response: httpx.Response,
+    problem: dict[str, Any],
+    manifests: Sequence[Manifest],
+    policies: Sequence[PolicyManifest] = (),
 ) -> str:
     """`URL answered 422 (converter-unverified): file:line:col: /pointer: detail`."""
     status = response.status_code
@@ -371,13 +391,17 @@ def _problem_line(
     detail = one_line(str(problem.get("detail") or problem.get("title") or ""))
     where = ""
     pointer = problem.get("pointer")
-    if isinstance(pointer, str) and pointer.startswith("/manifests/"):
-        index_text, _, rest = pointer.removeprefix("/manifests/").partition("/")
-        if index_text.isdigit() and int(index_text) < len(manifests):
-            manifest = manifests[int(index_text)]
+    files: Sequence[Manifest | PolicyManifest] = manifests
+    prefix, fallback = "/manifests/", "/tool/name"
+    if isinstance(pointer, str) and pointer.startswith("/policies/"):
+        files, prefix, fallback = policies, "/policies/", "/policy"
+    if isinstance(pointer, str) and pointer.startswith(prefix):
+        index_text, _, rest = pointer.removeprefix(prefix).partition("/")
+        if index_text.isdigit() and int(index_text) < len(files):
+            manifest = files[int(index_text)]
             inner = f"/{rest}" if rest else ""
-            detail = detail.removeprefix(f"{manifest.path}: ")
-            where = located(manifest, inner or "/tool/name") + (f": {inner}" if inner else "")
+            detail = detail.removeprefix(f"{manifest.path}: ").removeprefix(f"{pointer}: ")
+            where = located(manifest, inner or fallback) + (f": {inner}" if inner else "")
     text = f"{endpoint} answered {status} ({kind})"
     if where:
         text += f": {where}"

@@ -4,6 +4,8 @@
 `render(report, format, out)` writes one format. The github format writes workflow
 commands (`::error file=...,line=...`) at the manifest line of each change;
 `append_step_summary` adds the markdown report to `GITHUB_STEP_SUMMARY`.
+Breaking changes accepted on purpose are shown as accepted, with their reason,
+in every format; so are the namespace policies a bundle sets.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import msgspec
 
 from registry.cli.common import compact
 from registry.compat import Change, Severity, suggested_converter
-from registry.manifests import Manifest
-from registry.policy.plan import PlanAnswer, ToolPlan
+from registry.manifests import Manifest, PolicyManifest
+from registry.policy.acceptance import Acceptance, NamespacePolicy
+from registry.policy.plan import PlanAnswer, PolicyPlan, ToolPlan
 from registry.policy.publishing import Decision
 
 __all__ = [
@@ -42,12 +45,14 @@ Mode = Literal["plan", "apply", "check"]
 
 @dataclass(frozen=True)
 class _Finding:
-    """A change to show: `decided` is False for a breaking change no decision covers."""
+    """A change to show: `decided` is False for a breaking change no decision covers;
+    `accepted` is set for a breaking change accepted on purpose."""
 
     plan: ToolPlan
     change: Change
     versions: list[int]  # the older versions it breaks (from the decisions), if any
     decided: bool
+    accepted: Acceptance | None = None
 
 
 class Report:
@@ -62,17 +67,24 @@ class Report:
         *,
         offline: bool,
         live: str | None = None,
+        policies: Sequence[PolicyManifest] = (),
     ) -> None:
         self.mode = mode
         self.answer = answer
         self.offline = offline
         self.live = live
         self.manifests = {m.key: m for m in manifests}
+        self.policies = {p.namespace: p for p in policies}
 
     def manifest(self, plan: ToolPlan) -> Manifest | None:
         if self.live is not None:
             return None
         return self.manifests.get((plan.namespace, plan.tool))
+
+    @property
+    def accepted(self) -> list[tuple[ToolPlan, Acceptance]]:
+        """Every breaking change accepted on purpose, by tool."""
+        return [(plan, a) for plan in self.answer.tools for a in plan.acceptances]
 
     @functools.cached_property
     def undecided(self) -> list[_Finding]:
@@ -81,6 +93,8 @@ class Report:
         for plan in self.answer.tools:
             for decision in plan.decisions:
                 for change in decision.report.breaking:
+                    if _acceptance(plan, change) is not None:
+                        continue
                     key = (plan.namespace, plan.tool, change.path, change.kind.value)
                     if key in found:
                         found[key].versions.append(decision.version)
@@ -101,7 +115,8 @@ class Report:
             for change in plan.report.changes if plan.report else []:
                 key = (plan.namespace, plan.tool, change.path, change.kind.value)
                 known = undecided.pop(key, None)
-                listed.append(known or _Finding(plan, change, [], decided=True))
+                accepted = _acceptance(plan, change)
+                listed.append(known or _Finding(plan, change, [], True, accepted))
         return listed + list(undecided.values())
 
     @property
@@ -111,9 +126,17 @@ class Report:
     def verdict(self) -> str:
         """One line: the outcome, with the mode named (`check failed: ...`)."""
         tools = self.answer.tools
-        forbidden = [n.name for n in self.answer.namespaces if not n.allowed]
+        forbidden = [
+            f"creating namespace {n.name} needs {n.name}:admin"
+            for n in self.answer.namespaces
+            if not n.allowed
+        ] + [
+            f"setting the policy of {p.namespace} needs {p.namespace}:admin"
+            for p in self.answer.policies
+            if not p.allowed
+        ]
         if forbidden:
-            what = ", ".join(f"creating namespace {name} needs {name}:admin" for name in forbidden)
+            what = ", ".join(forbidden)
             if self.mode == "apply":
                 return f"apply refused, nothing was applied: {what}"
             return f"{self.mode} refused: {what}; nothing would be applied"
@@ -153,6 +176,8 @@ class Report:
 
 
 def _changes_anything(answer: PlanAnswer) -> bool:
+    if any(p.action == "set" for p in answer.policies):
+        return True
     return any(n.action == "create" for n in answer.namespaces) or any(
         p.action != "unchanged" or p.lifecycle or any(a.action != "unchanged" for a in p.aliases)
         for p in answer.tools
@@ -183,7 +208,51 @@ def _counts(answer: PlanAnswer) -> str:
         parts.append(f"{lifecycle} lifecycle change{'s' if lifecycle != 1 else ''}")
     if aliases:
         parts.append(f"{aliases} alias change{'s' if aliases != 1 else ''}")
+    policies = sum(p.action == "set" for p in answer.policies)
+    if policies:
+        parts.append(f"{policies} namespace polic{'ies' if policies != 1 else 'y'} to set")
+    accepted = sum(len(p.acceptances) for p in tools)
+    if accepted:
+        parts.append(f"{accepted} breaking change{'s' if accepted != 1 else ''} accepted")
     return ", ".join(parts)
+
+
+# -- acceptances and policies, worded once for every format ------------------------------
+
+
+def _acceptance(plan: ToolPlan, change: Change) -> Acceptance | None:
+    key = (change.kind.value, change.path)
+    return next((a for a in plan.acceptances if (a.kind, a.path) == key), None)
+
+
+def _acceptance_text(acceptance: Acceptance) -> str:
+    breaks = ", ".join(f"v{n}" for n in acceptance.versions)
+    by = "the namespace policy" if acceptance.source == "policy" else "the manifest"
+    return (
+        f"accepted: {acceptance.kind} at {acceptance.path or '/'} (breaking for callers of "
+        f"{breaks}; accepted on purpose by {by}): {acceptance.reason}"
+    )
+
+
+def _policy_text(policy: NamespacePolicy) -> str:
+    if not policy.gating:
+        return f"gating off ({policy.reason})"
+    if not policy.relax:
+        return "the strict rules (gating on, nothing relaxed)"
+    return "; ".join(
+        f"relax {r.kind} for {r.tool or 'every tool'} ({r.reason})" for r in policy.relax
+    )
+
+
+def _policy_lines(answer: PlanAnswer) -> list[tuple[PolicyPlan, str]]:
+    """The policies to show (set, or refused), each with its line."""
+    lines = []
+    for step in answer.policies:
+        if step.action == "set" or not step.allowed:
+            refused = "" if step.allowed else f" (refused: needs {step.namespace}:admin)"
+            line = f"namespace {step.namespace}: policy {step.action}{refused}: "
+            lines.append((step, line + _policy_text(step.policy)))
+    return lines
 
 
 def _severity(plan: ToolPlan) -> str:
@@ -260,7 +329,9 @@ def _render_text(report: Report, out: TextIO) -> None:
         if step.action == "create":
             refused = "" if step.allowed else f" (refused: needs {step.name}:admin)"
             print(f"namespace {step.name}: create{refused}", file=out)
-    if new_namespaces(report.answer):
+    for _, line in _policy_lines(report.answer):
+        print(line, file=out)
+    if new_namespaces(report.answer) or _policy_lines(report.answer):
         print(file=out)
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
     for row in [headers, *rows]:
@@ -268,7 +339,7 @@ def _render_text(report: Report, out: TextIO) -> None:
     for plan in report.answer.tools:
         findings = [f for f in report.findings if f.plan is plan]
         details = _lifecycle_text(plan) + _callers_text(plan)
-        if not findings and not details and not plan.decisions:
+        if not findings and not details and not plan.decisions and not plan.acceptances:
             continue
         print(file=out)
         print(f"{plan.namespace}/{plan.tool} v{plan.version} ({plan.action})", file=out)
@@ -276,11 +347,14 @@ def _render_text(report: Report, out: TextIO) -> None:
         for finding in findings:
             change = finding.change
             mark = "" if finding.decided else "  (no decision)"
+            mark = "  (accepted)" if finding.accepted is not None else mark
             kind = change.kind.value.ljust(kind_width)
             print(f"  {change.severity.value:<9} {kind}  {change.path or '/'}{mark}", file=out)
             print(f"            {change.message}", file=out)
             if change.severity is Severity.BREAKING and change.witness is not None:
                 print(f"            witness: {compact(change.witness)}", file=out)
+        for acceptance in plan.acceptances:
+            print(f"  {_acceptance_text(acceptance)}", file=out)
         for line in details:
             print(f"  {line}", file=out)
         for decision in plan.decisions:
@@ -351,7 +425,28 @@ def _render_github(report: Report, out: TextIO) -> None:
             level = "notice" if step.allowed else "error"
             needs = "" if step.allowed else f" (refused: needs {step.name}:admin)"
             out.write(f"::{level} title=namespace::namespace {step.name}: create{needs}\n")
+    for policy_step, line in _policy_lines(report.answer):
+        props: dict[str, str] = {}
+        declared = report.policies.get(policy_step.namespace)
+        position = declared.position("/policy", key=True) if declared is not None else None
+        if declared is not None:
+            props["file"] = display_path(declared.path)
+        if position is not None:
+            props["line"], props["col"] = str(position[0]), str(position[1])
+        props["title"] = "namespace policy"
+        out.write(github_command("notice" if policy_step.allowed else "error", props, line))
+    for plan, acceptance in report.accepted:
+        pointer = "/tool" + acceptance.path
+        manifest = report.manifest(plan)
+        keys = [(a.kind, a.path) for a in manifest.accept] if manifest is not None else []
+        if (acceptance.kind, acceptance.path) in keys and acceptance.source == "request":
+            pointer = f"/accept/{keys.index((acceptance.kind, acceptance.path))}"
+        title = f"{acceptance.kind} (accepted)"
+        message = f"{plan.namespace}/{plan.tool}: {_acceptance_text(acceptance)}"
+        out.write(_annotation(report, plan, pointer, title, "warning", message))
     for finding in report.findings:
+        if finding.accepted is not None:
+            continue  # annotated above, with its reason
         plan, change = finding.plan, finding.change
         name = f"{plan.namespace}/{plan.tool}"
         pointer = manifest_pointer(plan, change)
@@ -431,6 +526,9 @@ def _render_markdown(report: Report, out: TextIO) -> None:
             refused = "" if step.allowed else f" (refused: needs {_code(step.name + ':admin')})"
             print(file=out)
             print(f"- namespace {_code(step.name)}: create{refused}", file=out)
+    for _, line in _policy_lines(report.answer):
+        print(file=out)
+        print(f"- {_cell(line)}", file=out)
     print(file=out)
     print("| Tool | Action | Version | Severity | Decisions missing | Manifest |", file=out)
     print("|---|---|---|---|---|---|", file=out)
@@ -452,6 +550,7 @@ def _render_markdown(report: Report, out: TextIO) -> None:
             severity = change.severity.value
             if change.severity is Severity.BREAKING:
                 severity = f"**{severity}**" + ("" if finding.decided else " (no decision)")
+                severity += " (accepted)" if finding.accepted is not None else ""
             witness = _code(compact(change.witness)) if change.witness is not None else "-"
             print(
                 f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(change.kind.value)} "
@@ -471,6 +570,20 @@ def _render_markdown(report: Report, out: TextIO) -> None:
                 file=out,
             )
             print(f"  Add to the manifest: {_code(_decision_options(plan, decision))}", file=out)
+    if report.accepted:
+        print(file=out)
+        print("### Accepted on purpose", file=out)
+        print(file=out)
+        print("| Tool | Kind | Path | Breaking for | Accepted by | Reason |", file=out)
+        print("|---|---|---|---|---|---|", file=out)
+        for plan, a in report.accepted:
+            versions = ", ".join(f"v{n}" for n in a.versions)
+            by = "namespace policy" if a.source == "policy" else "manifest"
+            print(
+                f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(a.kind)} "
+                f"| {_code(a.path or '/')} | {versions} | {by} | {_cell(a.reason)} |",
+                file=out,
+            )
     callers = [(plan, line) for plan in report.answer.tools for line in _callers_text(plan)]
     if callers:
         print(file=out)

@@ -21,6 +21,7 @@ from litestar.params import Parameter, PathParameter
 from litestar.response import Template
 
 from registry.api import capabilities as api_capabilities
+from registry.api import namespace_policy as api_policy
 from registry.api import tools as api_tools
 from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
@@ -84,9 +85,7 @@ async def namespace_page(request: Request[Any, Any, Any], ns: NamespaceName) -> 
         rows=tool_rows(listing.tools, states),
         aliases=aliases,
         capabilities=captured,
-        # The namespace policy (GET /v1/namespaces/{ns}/policy, admin) is not served by
-        # this version of the registry; the page keeps its section and says so.
-        policy=None,
+        policy=await api_policy.get_namespace_policy.fn(request, ns=ns),
     )
 
 

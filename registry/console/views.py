@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from registry.compat import ChangeReport
+from registry.policy.acceptance import Acceptance
 from registry.policy.verify import ToolVerdict
 from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
 from registry.store import Alias, AuditEvent, Converter, Version
@@ -52,6 +53,7 @@ class RouteStepView(msgspec.Struct, frozen=True):
     from_: int = msgspec.field(name="from")
     to: int = 0
     ops: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    accepted: bool = False
 
 
 class _ContractView(msgspec.Struct, frozen=True):
@@ -129,7 +131,7 @@ class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
     decisions: list[str]  # taken in the same request as the publish
     later: list[tuple[datetime, str]]  # lifecycle since, with when and who
     converters_in: list[Converter]
-    accepted: list[dict[str, Any]]  # named breaking changes accepted with the publish
+    accepted: list[Acceptance]  # breaking changes accepted on purpose, stored with it
     aliases: list[Alias]  # aliases whose contract is this version
 
 
@@ -196,7 +198,6 @@ def timeline(
             for e in by_version.get(version.version, ())
             if e.action != "version.publish" and e.id not in same_request
         ]
-        accepted = published.detail.get("accept", []) if published is not None else []
         entries.append(
             TimelineEntry(
                 version=version,
@@ -208,7 +209,7 @@ def timeline(
                 decisions=[event_line(e) for e in with_it if e is not published],
                 later=later,
                 converters_in=converters_to.get(version.version, []),
-                accepted=accepted if isinstance(accepted, list) else [],
+                accepted=version.acceptances,
                 aliases=contracts.get(version.version, []),
             )
         )

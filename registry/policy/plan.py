@@ -8,6 +8,11 @@ A manifest is declarative: its tool definition should be current, and its
 lifecycle intents (`retire`, `deprecate`, `converters`, `aliases`) should be in
 effect. For a definition already stored (same digest), the intents not yet in
 effect become lifecycle changes; re-applying an applied manifest plans nothing.
+A manifest's `accept` is read only when its definition lands as a new version.
+
+A bundle may also carry namespace policies (`policies`, one per namespace, from
+policy manifests): `plan_policy` says whether each changes what is stored; the
+tools of that namespace are planned under the bundle's policy.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from registry.compat import ChangeReport
+from registry.policy.acceptance import Acceptance, AcceptRequest, NamespacePolicy
 from registry.policy.publishing import (
     AliasLike,
     ConverterRequest,
@@ -45,7 +51,10 @@ __all__ = [
     "ManifestBody",
     "NamespacePlan",
     "PlanAnswer",
+    "PolicyBody",
+    "PolicyPlan",
     "ToolPlan",
+    "plan_policy",
     "plan_tool",
 ]
 
@@ -70,6 +79,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[AliasIntent] = msgspec.field(default_factory=list)
+    accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
     source: str | None = None  # the manifest's file, echoed in the plan
     schema_: str | None = msgspec.field(default=None, name="$schema")
 
@@ -79,12 +89,23 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
+            accept=self.accept,
             require_idle=self.require_idle,
         )
 
 
+class PolicyBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A namespace policy manifest as `POST /v1/apply` takes it (plus `source`)."""
+
+    namespace: str
+    policy: NamespacePolicy
+    source: str | None = None
+    schema_: str | None = msgspec.field(default=None, name="$schema")
+
+
 class ApplyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     manifests: list[ManifestBody]
+    policies: list[PolicyBody] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
 
 
 class LifecycleChange(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -114,6 +135,8 @@ class ToolPlan(msgspec.Struct, frozen=True, kw_only=True):
     decisions: list[Decision]
     lifecycle: list[LifecycleChange]
     aliases: list[AliasPlan]
+    # breaking changes accepted on purpose (the manifest's `accept`, the namespace policy)
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
     # usage (registry/api/usage.py): who called its deprecated versions and those it
     # retires within the warning window; a retirement refused by `require_idle`
     callers: list[VersionUsage] = msgspec.field(default_factory=list)
@@ -132,6 +155,17 @@ class NamespacePlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     allowed: bool = True
 
 
+class PolicyPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A namespace policy of the bundle: `set` when it differs from the stored one.
+    Setting a policy needs admin on the namespace; `allowed` is False otherwise."""
+
+    namespace: str
+    action: Literal["set", "unchanged"]
+    policy: NamespacePolicy
+    source: str | None = None
+    allowed: bool = True
+
+
 class PlanAnswer(msgspec.Struct, frozen=True, kw_only=True):
     """The answer of `POST /v1/apply` (`schemas/plan.schema.json`)."""
 
@@ -139,6 +173,19 @@ class PlanAnswer(msgspec.Struct, frozen=True, kw_only=True):
     applied: bool
     tools: list[ToolPlan]
     namespaces: list[NamespacePlan] = msgspec.field(default_factory=list)
+    policies: list[PolicyPlan] = msgspec.field(default_factory=list)
+
+
+def plan_policy(body: PolicyBody, stored: NamespacePolicy, *, allowed: bool) -> PolicyPlan:
+    """The step of one policy manifest against the namespace's stored policy."""
+    action: Literal["set", "unchanged"] = "unchanged" if body.policy == stored else "set"
+    return PolicyPlan(
+        namespace=body.namespace,
+        action=action,
+        policy=body.policy,
+        source=body.source,
+        allowed=allowed or action == "unchanged",
+    )
 
 
 class _Converter(msgspec.Struct, frozen=True):
@@ -157,8 +204,10 @@ def plan_tool(
     digest: str,
     finder: RouteFinder,
     aliases: Sequence[AliasLike] = (),
+    policy: NamespacePolicy | None = None,
 ) -> ToolPlan:
-    """The plan of one manifest against the tool as stored. `aliases`: the namespace's.
+    """The plan of one manifest against the tool as stored. `aliases`: the namespace's;
+    `policy`: the namespace's (None: the strict rules).
 
     Raises `PolicyError` for a manifest the rule cannot consider (a version that
     does not exist, an unverified converter).
@@ -169,13 +218,17 @@ def plan_tool(
     report: ChangeReport | None = None
     converters: list[ConverterLike] = list(state.converters)
     versions: list[VersionLike] = list(state.versions)
+    acceptances: list[Acceptance] = []
     if existing is None:
-        outcome = plan_publish(state, body.tool, digest, body.request(), finder)
+        outcome = plan_publish(state, body.tool, digest, body.request(), finder, policy)
         number, report, decisions = outcome.version, outcome.report, list(outcome.decisions)
+        acceptances = outcome.acceptances
         action: Literal["create", "new-version", "unchanged"] = (
             "new-version" if state.versions else "create"
         )
-        versions.append(NewVersion(version=number, digest=digest, definition=body.tool))
+        versions.append(
+            NewVersion(version=number, digest=digest, definition=body.tool, acceptances=acceptances)
+        )
         lifecycle += [LifecycleChange(action="retire", version=v) for v in outcome.retire]
         lifecycle += [
             LifecycleChange(action="deprecate", version=d.version, sunset=_rfc3339(d.sunset))
@@ -206,6 +259,7 @@ def plan_tool(
         decisions=decisions,
         lifecycle=lifecycle,
         aliases=_alias_plans(body, number, versions, converters, aliases, finder),
+        acceptances=acceptances,
     )
 
 

@@ -16,6 +16,12 @@ The store calls this inside the publish transaction, under the tool's lock
 3. Every alias whose contract had a route to the old current keeps one.
 4. Otherwise the outcome is refused, with a `Decision` per version or alias:
    the kinds that break it, the report, and the options (`retire`, `converter`).
+
+Breaking changes the request accepts (`accept`) or the namespace policy
+relaxes are stored with the new version (`registry.policy.acceptance`); a step
+whose breaking changes are all accepted is an identity step, so it needs no
+retirement and no converter. An `accept` entry that matches no breaking change
+against a served version refuses the request (`acceptance-unmatched`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,15 @@ from registry.compat import (
     verify,
 )
 from registry.compat.kinds import worst
+from registry.policy.acceptance import (
+    Acceptance,
+    AcceptanceRefused,
+    AcceptRequest,
+    NamespacePolicy,
+    accepted_keys,
+    covers,
+    settle,
+)
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
 from registry.policy.usage import RequireIdle
 
@@ -63,8 +78,8 @@ class PolicyError(ValueError):
     """A request the rule refuses before any classification of routes (422).
 
     `code` is a stable name (`version-not-found`, `converter-invalid`,
-    `converter-unverified`, `request-invalid`); `report` is set for an
-    unverified converter.
+    `converter-unverified`, `request-invalid`, `acceptance-unmatched`); `report`
+    is set for an unverified converter.
     """
 
     def __init__(
@@ -133,6 +148,9 @@ class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     retire: list[VersionNumber] = msgspec.field(default_factory=list)
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
+    # UNSET when absent, so a body without it encodes as before (older registries
+    # refuse fields they do not know)
+    accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET
     # refuse the retirements while a version is still called (registry/api/usage.py)
     require_idle: RequireIdle | None = None
 
@@ -167,6 +185,7 @@ class NewVersion(msgspec.Struct, frozen=True):
     digest: str
     definition: dict[str, Any]
     state: str = "active"
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 class PublishOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -179,6 +198,7 @@ class PublishOutcome(msgspec.Struct, frozen=True, kw_only=True):
     retire: list[int]
     deprecate: list[DeprecationRequest]
     converters: list[ConverterRequest]
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 # -- the rule ------------------------------------------------------
@@ -190,8 +210,10 @@ def plan_publish(
     digest: str,
     request: PublishRequest,
     finder: RouteFinder,
+    policy: NamespacePolicy | None = None,
 ) -> PublishOutcome:
     """Apply the publishing rule; raises `PolicyError` for a request it cannot consider.
+    `policy`: the namespace's (None: the default, strict rules).
 
     Every served version already has a route to the current one (this rule,
     `check_retire` and `check_deprecate` keep it so), so when the step from
@@ -208,13 +230,19 @@ def plan_publish(
 
     served = [v for v in state.versions if v.state != "retired"]
     current = served[-1] if served else None
+    accept = request.accept or []
+    acceptances = _acceptances(state.tool, served, new, accept, policy, finder)
+    if acceptances:
+        new = NewVersion(new.version, new.digest, new.definition, acceptances=acceptances)
     report = finder.report(current, new) if current is not None else None
     reports: list[VersionReport] = []
     decisions: list[Decision] = []
     if current is not None and report is not None:
         reports.append(VersionReport(current.version, report))
-        steps_from_current = report.severity is not Severity.BREAKING or any(
-            c.from_version == current.version for c in new_converters
+        steps_from_current = (
+            report.severity is not Severity.BREAKING
+            or any(c.from_version == current.version for c in new_converters)
+            or covers(acceptances, report)
         )
         if not steps_from_current:
             everything: list[VersionLike] = [*state.versions, new]
@@ -239,6 +267,7 @@ def plan_publish(
                         f"no route to version {new.version}: retire it, or register a "
                         "converter from it in this request",
                         ["retire", "converter"],
+                        accepted=acceptances,
                     )
                 )
             decisions += _orphaned_aliases(state, everything, converters, current, new, finder)
@@ -252,7 +281,27 @@ def plan_publish(
         retire=retire,
         deprecate=list(request.deprecate),
         converters=list(request.converters),
+        acceptances=acceptances,
     )
+
+
+def _acceptances(
+    tool: str,
+    served: Sequence[VersionLike],
+    new: NewVersion,
+    accept: Sequence[AcceptRequest],
+    policy: NamespacePolicy | None,
+    finder: RouteFinder,
+) -> list[Acceptance]:
+    """What the request accepts and the policy relaxes, matched against the report of
+    every served version (only classified when there is something to match)."""
+    if not accept and (policy is None or not policy.applies_to(tool)):
+        return []
+    reports = [(version.version, finder.report(version, new)) for version in served]
+    try:
+        return settle(tool, reports, accept, policy)
+    except AcceptanceRefused as exc:
+        raise PolicyError(exc.code, exc.message, pointer=exc.pointer) from exc
 
 
 def _orphaned_aliases(
@@ -287,6 +336,7 @@ def _orphaned_aliases(
                 f"its route: register a converter from version {start} in this request",
                 ["converter"],
                 alias=alias.name,
+                accepted=new.acceptances,
             )
         )
     return decisions
@@ -300,8 +350,11 @@ def _decision(
     options: list[Literal["retire", "converter"]],
     *,
     alias: str | None = None,
+    accepted: Sequence[Acceptance] = (),
 ) -> Decision:
-    breaking = report.breaking
+    # what is accepted needs no decision: the kinds and ops name what is left
+    keys = accepted_keys(accepted)
+    breaking = [c for c in report.breaking if (c.kind.value, c.path) not in keys]
     return Decision(
         version=version,
         alias=alias,

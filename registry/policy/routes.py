@@ -4,6 +4,10 @@ A route is a chain of steps from a version to a target version. A step from
 `a` to `b` is either an identity step (`ops == []`: the change from `a` to `b`
 is not breaking, so `a`'s arguments are valid under `b` and read the same) or
 a registered converter from `a` to `b` (verified when it was registered).
+An identity step is also one whose breaking changes were all accepted on
+purpose: `b` carries them in its stored `acceptances` (kind and path; see
+`registry.policy.acceptance`). Such a step is marked `accepted`: `a`'s
+arguments go on unconverted, and whatever of them `b` refuses is refused.
 Retired versions may sit inside a route: converting arguments through them is
 still sound, and a converter that starts from a retired version is how an
 alias contract keeps working after its version was retired.
@@ -26,6 +30,7 @@ from typing import Any, Protocol
 import msgspec
 
 from registry.compat import ChangeReport, Severity, classify
+from registry.policy.acceptance import covers
 
 __all__ = ["ConverterLike", "RouteFinder", "RouteStep", "VersionLike"]
 
@@ -53,11 +58,13 @@ class ConverterLike(Protocol):
 
 
 class RouteStep(msgspec.Struct, frozen=True):
-    """One step of a route, in the wire shape of the toolset payload."""
+    """One step of a route, in the wire shape of the toolset payload. `accepted`: an
+    identity step only because its breaking changes were accepted on purpose."""
 
     from_: int = msgspec.field(name="from")
     to: int
     ops: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    accepted: bool = False
 
 
 class RouteFinder:
@@ -86,7 +93,19 @@ class RouteFinder:
         return report
 
     def is_identity_step(self, old: VersionLike, new: VersionLike) -> bool:
-        return self.report(old, new).severity is not Severity.BREAKING
+        """Nothing breaking from `old` to `new`, or every breaking change accepted by `new`
+        (a version may carry `acceptances`: what it was published with on purpose)."""
+        report = self.report(old, new)
+        if report.severity is not Severity.BREAKING:
+            return True
+        accepted = getattr(new, "acceptances", None) or ()
+        return bool(accepted) and covers(accepted, report)
+
+    def _accepted_step(self, old: VersionLike, new: VersionLike) -> bool:
+        # only asked of identity steps; versions without acceptances are never classified here
+        if not getattr(new, "acceptances", None):
+            return False
+        return self.report(old, new).severity is Severity.BREAKING
 
     def route(
         self,
@@ -137,8 +156,9 @@ class RouteFinder:
             if converter.to_version in by_number:
                 yield RouteStep(from_=here, to=converter.to_version, ops=list(converter.ops))
         for number in sorted((n for n in by_number if here < n <= target), reverse=True):
-            if self.is_identity_step(by_number[here], by_number[number]):
-                yield RouteStep(from_=here, to=number)
+            old, new = by_number[here], by_number[number]
+            if self.is_identity_step(old, new):
+                yield RouteStep(from_=here, to=number, accepted=self._accepted_step(old, new))
 
 
 def _unwind(previous: Mapping[int, RouteStep], start: int, target: int) -> list[RouteStep]:

@@ -3,7 +3,10 @@
 Its shape is `schemas/toolset.schema.json`; the SDK's `Toolset.from_json`
 reads it. The payload's digest (its ETag) is the SHA-256 of its canonical
 JSON without `digest`, so two replicas building from the same rows answer the
-same bytes' digest.
+same bytes' digest. `"gating": false` is written only for a namespace whose
+policy turned gating off (so every other payload, and its digest, is as before);
+a route step that is an identity step only because its breaking changes were
+accepted on purpose says `"accepted": true`.
 """
 
 from __future__ import annotations
@@ -52,7 +55,10 @@ def rfc3339(moment: datetime | None) -> str | None:
 def _route(steps: list[RouteStep] | None) -> list[dict[str, Any]] | None:
     if steps is None:
         return None
-    return [{"from": s.from_, "to": s.to, "ops": s.ops} for s in steps]
+    return [
+        {"from": s.from_, "to": s.to, "ops": s.ops, **({"accepted": True} if s.accepted else {})}
+        for s in steps
+    ]
 
 
 def _changes(finder: RouteFinder, version: VersionLike, current: VersionLike) -> dict[str, Any]:
@@ -75,8 +81,11 @@ def build_toolset(
     converters: Sequence[ToolConverterLike],
     aliases: Sequence[AliasLike],
     finder: RouteFinder,
+    *,
+    gating: bool = True,
 ) -> BuiltToolset:
-    """The payload: tools by name (those with a served version), aliases by name.
+    """The payload: tools by name (those with a served version), aliases by name;
+    `gating=False`: the namespace policy turned gating off (gates pass calls through).
 
     `versions` come ordered by tool, then version (as `load_namespace` reads them).
     """
@@ -161,6 +170,8 @@ def build_toolset(
             }
         )
     payload: dict[str, Any] = {"namespace": namespace, "tools": tools, "aliases": alias_entries}
+    if not gating:
+        payload["gating"] = False
     payload["digest"] = payload_digest(payload)
     return BuiltToolset(
         body=msgspec.json.encode(payload), digest=payload["digest"], tools=len(tools)

@@ -113,6 +113,8 @@ class CompiledTool:
     compiler: Compiler
     strict_input: Any
     """The strict form of current's input schema (what version-less calls meet)."""
+    accepted_from: frozenset[int] = frozenset()
+    """Served versions whose route crosses a break accepted on purpose (no converter)."""
     # the registry's own `changes` per older version, where the payload carries them
     carried_changes: Mapping[int, tuple[ContractChange, ...]] = field(default_factory=dict)
     _older: tuple[tuple[int, SchemaValidator], ...] | None = None
@@ -257,6 +259,9 @@ def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
         definitions=definitions,
         compiler=compiler,
         strict_input=strict_input,
+        accepted_from=frozenset(
+            v.version for v in entry.versions if any(step.accepted for step in v.route)
+        ),
         carried_changes=carried,
     )
 

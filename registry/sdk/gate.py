@@ -89,6 +89,18 @@ python-jsonschema elsewhere; refusals are always explained by python-jsonschema.
 No log line is formatted for an accepted call unless the application enables
 the level (DEBUG for declared calls, INFO for version-less ones) on the
 `registry.sdk.gate` logger.
+
+Gating off. A toolset whose namespace policy turned gating off
+(`toolset.gating` False, `"gating": false` in the payload) gets an
+`UngatedGate` (registry/sdk/ungated.py) from `Gate(toolset)`: calls pass
+through with the caller's own arguments, unvalidated and unconverted. A gated
+namespace's toolset gets this class, its hot path unchanged.
+
+An accepted break (a route step marked `accepted`: the publisher accepted the
+breaking change instead of writing a converter) is an identity step: a call
+declaring the older version is validated against it, then against current
+unconverted, and refused with -31004 (relist) when current refuses it (row 14),
+logged as `gate.accepted_break` at INFO rather than as a broken converter.
 """
 
 from __future__ import annotations
@@ -225,6 +237,14 @@ class Gate:
 
     __slots__ = ("_aliases", "_logger", "_on_decision", "_tools", "toolset")
 
+    def __new__(cls, toolset: Toolset, *args: Any, **kwargs: Any) -> Gate:
+        if cls is Gate and not toolset.gating:
+            # the namespace's policy turned gating off: the pass-through gate
+            from registry.sdk.ungated import UngatedGate
+
+            return super().__new__(UngatedGate)
+        return super().__new__(cls)
+
     def __init__(
         self,
         toolset: Toolset,
@@ -237,7 +257,12 @@ class Gate:
         self._on_decision = on_decision
         # the standard library logger: its level is asked per call, before any formatting
         self._logger = logging.getLogger("registry.sdk.gate")
-        self._tools, self._aliases = compile_toolset(toolset, fast=fast_validation)
+        self._tools, self._aliases = self._compile(toolset, fast_validation)
+
+    def _compile(
+        self, toolset: Toolset, fast: bool
+    ) -> tuple[dict[str, CompiledTool], dict[str, CompiledAlias]]:
+        return compile_toolset(toolset, fast=fast)
 
     def check(self, name: str, arguments: Any, meta: Mapping[str, Any] | None = None) -> Decision:
         """Decide one call: `arguments` and `meta` exactly as they came on the wire."""
@@ -467,7 +492,12 @@ class Gate:
             data = _version_data(tool, version, relist=True)
             _name_alias(data, tool, alias, version)
             data["errors"] = errors
-            _log.error("gate.converter_broken", tool=tool.name, declared=version, current=current)
+            if version in tool.accepted_from:
+                _log.info("gate.accepted_break", tool=tool.name, declared=version, current=current)
+            else:
+                _log.error(
+                    "gate.converter_broken", tool=tool.name, declared=version, current=current
+                )
             return self._finish(
                 _refuse(
                     tool.name,

@@ -61,11 +61,14 @@ class ToolsetError(ValueError):
 
 class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     """One step of a route: an additive identity step (`ops == ()`) or a
-    registered, verified converter from version `from` to version `to`."""
+    registered, verified converter from version `from` to version `to`.
+    `accepted`: an identity step whose breaking changes the publisher accepted
+    on purpose (arguments go on unconverted; what `to` refuses is refused)."""
 
     from_: int = msgspec.field(name="from")
     to: int
     ops: tuple[Op, ...] = ()
+    accepted: bool = False
 
     def __post_init__(self) -> None:
         for op in self.ops:
@@ -182,10 +185,14 @@ class AliasEntry(msgspec.Struct, frozen=True):
 
 
 class ToolsetPayload(msgspec.Struct, frozen=True):
+    """`gating=False`: the namespace's policy turned gating off (the gate passes calls
+    through without version checks); payloads of gated namespaces leave it out."""
+
     namespace: str
     digest: str
     tools: tuple[ToolEntry, ...] = ()
     aliases: tuple[AliasEntry, ...] = ()
+    gating: bool = True
 
 
 def payload_digest(payload: Mapping[str, Any]) -> str:
@@ -318,6 +325,11 @@ class Toolset:
     @property
     def namespace(self) -> str:
         return self._payload.namespace
+
+    @property
+    def gating(self) -> bool:
+        """False when the namespace's policy turned gating off."""
+        return self._payload.gating
 
     @property
     def payload(self) -> ToolsetPayload:

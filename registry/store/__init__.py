@@ -16,6 +16,7 @@ from registry.store.embedded import EmbeddedPostgres, EmbeddedPostgresError
 from registry.store.listen import ToolsetListener
 from registry.store.migrations import MigrationError, at_head, migrate
 from registry.store.records import (
+    Acceptance,
     Alias,
     AliasChange,
     AuditEvent,
@@ -29,6 +30,7 @@ from registry.store.records import (
     NamespaceSnapshot,
     NewConverter,
     NotFound,
+    PolicyRecord,
     PublishPlan,
     PublishRefused,
     PublishResult,
@@ -44,6 +46,7 @@ from registry.store.repository import CHANNEL, Decide, Guard
 
 __all__ = [
     "CHANNEL",
+    "Acceptance",
     "Alias",
     "AliasChange",
     "AuditEvent",
@@ -64,6 +67,7 @@ __all__ = [
     "NamespaceSnapshot",
     "NewConverter",
     "NotFound",
+    "PolicyRecord",
     "PublishPlan",
     "PublishRefused",
     "PublishResult",

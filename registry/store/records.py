@@ -18,7 +18,12 @@ from typing import Any, Literal
 
 import msgspec
 
+# The stored shape of an accepted breaking change is the policy's (a pure Struct);
+# the store keeps it with the version and applies no rule to it.
+from registry.policy.acceptance import Acceptance
+
 __all__ = [
+    "Acceptance",
     "Alias",
     "AliasChange",
     "AuditEvent",
@@ -32,6 +37,7 @@ __all__ = [
     "NamespaceSnapshot",
     "NewConverter",
     "NotFound",
+    "PolicyRecord",
     "PublishPlan",
     "PublishRefused",
     "PublishResult",
@@ -111,6 +117,7 @@ class Version(msgspec.Struct, frozen=True):
     state: State
     sunset: datetime | None
     created_at: datetime
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 class Converter(msgspec.Struct, frozen=True):
@@ -154,6 +161,14 @@ class Capabilities(msgspec.Struct, frozen=True):
     created_at: datetime
 
 
+class PolicyRecord(msgspec.Struct, frozen=True):
+    """A namespace's stored policy document (`registry.policy.acceptance.NamespacePolicy`)."""
+
+    namespace: str
+    policy: dict[str, Any]
+    updated_at: datetime
+
+
 class Token(msgspec.Struct, frozen=True):
     id: str
     scopes: list[str]
@@ -187,6 +202,7 @@ class NamespaceSnapshot(msgspec.Struct, frozen=True):
     converters: list[Converter]
     aliases: list[Alias]
     next_sunset: datetime | None
+    gating: bool = True  # False: the namespace policy turned gating off
 
 
 # -- the publish seam --------------------------------------------
@@ -197,7 +213,8 @@ class ToolState(msgspec.Struct, frozen=True):
 
     `versions` are oldest first with effective states; `aliases` are the
     namespace's aliases whose target or contract is this tool;
-    `next_version` is the number the new version will get.
+    `next_version` is the number the new version will get; `policy` is the
+    namespace's stored policy document, None when it has the default one.
     """
 
     namespace: str
@@ -206,6 +223,7 @@ class ToolState(msgspec.Struct, frozen=True):
     converters: list[Converter]
     aliases: list[Alias]
     next_version: int
+    policy: dict[str, Any] | None = None
 
     @property
     def served(self) -> list[Version]:
@@ -241,13 +259,15 @@ class NewConverter(msgspec.Struct, frozen=True):
 class PublishPlan(msgspec.Struct, frozen=True):
     """What `decide()` returns to let the publish land.
 
-    `detail` is merged into the publish audit event (e.g. the report's severity).
+    `detail` is merged into the publish audit event (e.g. the report's severity);
+    `acceptances` are stored with the new version.
     """
 
     retire: list[int] = msgspec.field(default_factory=list)
     deprecate: list[Deprecation] = msgspec.field(default_factory=list)
     converters: list[NewConverter] = msgspec.field(default_factory=list)
     detail: dict[str, Any] = msgspec.field(default_factory=dict)
+    acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
 
 class PublishResult(msgspec.Struct, frozen=True):

@@ -28,6 +28,7 @@ import msgspec
 from registry.canonical import digest as canonical_digest
 from registry.store._db import Connection, Db, Row, connection, snapshot, transaction
 from registry.store.records import (
+    Acceptance,
     Alias,
     AliasChange,
     AuditEvent,
@@ -94,7 +95,7 @@ _TOOL = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 _VERSION_COLUMNS = (
     "namespace, tool, version, digest, definition::text AS definition, "
-    "state::text AS state, sunset, created_at"
+    "state::text AS state, sunset, created_at, acceptances::text AS acceptances"
 )
 _CONVERTER_COLUMNS = "namespace, tool, from_version, to_version, ops::text AS ops, created_at"
 _ALIAS_COLUMNS = (
@@ -117,7 +118,9 @@ def _unjson(text: str) -> Any:
 
 
 # jsonb columns are selected as text (`col::text AS col`) and decoded here
-_JSON_COLUMNS: Final = frozenset({"definition", "ops", "detail", "document"})
+_JSON_COLUMNS: Final = frozenset(
+    {"definition", "ops", "detail", "document", "acceptances", "policy"}
+)
 _R = TypeVar("_R", bound=msgspec.Struct)
 
 
@@ -278,12 +281,13 @@ async def _ensure_namespace_and_tool(
 
 
 # One round trip for a tool's whole state: three arrays of anonymous records, their
-# fields in the order of _VERSION_COLUMNS, _CONVERTER_COLUMNS and _ALIAS_COLUMNS.
+# fields in the order of _VERSION_COLUMNS, _CONVERTER_COLUMNS and _ALIAS_COLUMNS, and
+# the namespace's policy document.
 _TOOL_STATE = """
 SELECT
     ARRAY(
         SELECT ROW(namespace, tool, version, digest, definition::text, state::text, sunset,
-                   created_at)
+                   created_at, acceptances::text)
         FROM versions_effective WHERE namespace = $1 AND tool = $2 ORDER BY version
     ) AS versions,
     ARRAY(
@@ -295,7 +299,8 @@ SELECT
                    updated_at)
         FROM aliases WHERE namespace = $1 AND (target_tool = $2 OR contract_tool = $2)
         ORDER BY name COLLATE "C"
-    ) AS aliases
+    ) AS aliases,
+    (SELECT policy::text FROM namespace_policies WHERE namespace = $1) AS policy
 """
 
 
@@ -312,6 +317,7 @@ async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
             state=v[5],
             sunset=v[6],
             created_at=v[7],
+            acceptances=msgspec.json.decode(v[8], type=list[Acceptance]),
         )
         for v in row["versions"]
     ]
@@ -346,6 +352,7 @@ async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
         converters=converters,
         aliases=aliases,
         next_version=next_version,
+        policy=_unjson(row["policy"]) if row["policy"] is not None else None,
     )
 
 
@@ -647,7 +654,10 @@ async def load_namespace(db: Db, namespace: str) -> NamespaceSnapshot | None:
     """The namespace's versions, converters and aliases from one consistent snapshot."""
     async with snapshot(db) as conn:
         ns = await conn.fetchrow(
-            "SELECT name, created_at, now() AS now FROM namespaces WHERE name = $1", namespace
+            "SELECT name, created_at, now() AS now, (SELECT (policy->>'gating')::boolean "
+            "FROM namespace_policies WHERE namespace = $1) AS gating "
+            "FROM namespaces WHERE name = $1",
+            namespace,
         )
         if ns is None:
             return None
@@ -677,6 +687,7 @@ async def load_namespace(db: Db, namespace: str) -> NamespaceSnapshot | None:
         converters=[_record(r, Converter) for r in converters],
         aliases=[_record(r, Alias) for r in aliases],
         next_sunset=min(future, default=None),
+        gating=ns["gating"] is not False,
     )
 
 
@@ -740,8 +751,8 @@ async def publish(
         row = await conn.fetchrow(
             f"""
             WITH inserted AS (
-                INSERT INTO versions (namespace, tool, version, digest, definition)
-                VALUES ($1, $2, $3, $4, $5::text::jsonb)
+                INSERT INTO versions (namespace, tool, version, digest, definition, acceptances)
+                VALUES ($1, $2, $3, $4, $5::text::jsonb, $10::text::jsonb)
                 RETURNING {_VERSION_COLUMNS}
             ), audited AS (
                 INSERT INTO audit_events
@@ -761,6 +772,7 @@ async def publish(
             request_id,
             _json({"digest": digest, **plan.detail}),
             CHANNEL,
+            _json(plan.acceptances),
         )
         assert row is not None
         audit_ids.append(row["audit_id"])

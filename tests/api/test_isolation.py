@@ -84,6 +84,8 @@ OPS = [
     ),
     Op("put capabilities", "PUT", f"{BILLING}/capabilities", CAPTURED, 201),
     Op("read capabilities", "GET", f"{BILLING}/capabilities", None, 200),
+    Op("read the policy", "GET", f"{BILLING}/policy", None, 200),
+    Op("set the policy", "PUT", f"{BILLING}/policy", {"gating": True}, 200),
     Op(
         "check methods against capabilities",
         "POST",

@@ -474,3 +474,45 @@ async def test_the_timeline_shows_who_still_calls_each_version(registry: Registr
     assert "Calls (last 7d) 1,207: still called" in v1
     assert "by billing-eu-1 (1,207); refused: conversion_rejected 3" in v1
     assert 'class="usage still-called"' in page
+
+
+async def test_the_console_shows_the_policy_and_what_was_accepted_on_purpose(
+    registry: Registry,
+) -> None:
+    await registry.client.put(BILLING)
+    assert (
+        await registry.client.post(f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V3})
+    ).status_code == 201
+    reader = await registry.token("billing:read")
+    async with signed_in(registry, reader) as console:
+        default = text_of((await console.get("/ui/namespaces/billing")).text)
+    assert "Gating on Set never: the default policy Nothing relaxed" in default
+    relax = {"relax": [{"kind": "default-removed", "tool": "db.query", "reason": "never read"}]}
+    assert (await registry.client.put(f"{BILLING}/policy", json=relax)).status_code == 200
+    accept = [
+        {"kind": kind, "path": path, "reason": "no caller sends these any more"}
+        for kind, path in (
+            ("enum-narrowed", "/inputSchema/properties/mode/enum"),
+            ("property-renamed", "/inputSchema/properties/timeout_ms"),
+        )
+    ]
+    landed = await registry.client.post(
+        f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V4, "accept": accept}
+    )
+    assert landed.status_code == 201, landed.text
+    async with signed_in(registry, reader) as console:  # no audit log needed
+        namespace = text_of((await console.get("/ui/namespaces/billing")).text)
+        tool = text_of((await console.get("/ui/namespaces/billing/tools/db.query")).text)
+    assert "default-removed db.query never read" in namespace
+    v2 = tool[tool.index("Version 2") : tool.index("Version 1")]
+    v1 = tool[tool.index("Version 1") :]
+    assert (
+        "enum-narrowed at /inputSchema/properties/mode/enum , breaking for v1 "
+        "(named in the publish): no caller sends these any more"
+    ) in v2
+    assert (
+        "default-removed at /inputSchema/properties/timeout/default , breaking for v1 "
+        "(the namespace policy): the namespace policy relaxes default-removed for db.query: "
+        "never read"
+    ) in v2
+    assert "Route to current v1 → v2: breaking, accepted on purpose (no conversion)" in v1

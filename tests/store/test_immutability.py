@@ -51,6 +51,8 @@ async def _refused(pool: asyncpg.Pool, sql: str, sqlstate: str, match: str) -> N
         "version = 7",
         "tool = 'db.other'",
         "created_at = now() - interval '1 day'",
+        # what a version accepted on purpose decides its routes: never rewritten
+        """acceptances = '[{"kind": "property-removed", "path": "/x"}]'""",
     ],
 )
 async def test_a_stored_version_cannot_be_rewritten(pool: asyncpg.Pool, assignment: str) -> None:
