@@ -163,3 +163,57 @@ def test_alias_definition_must_be_its_contract() -> None:
     body = payload(body["tools"], body["aliases"])
     with pytest.raises(ToolsetError, match="not to the contract"):
         Toolset.from_json(encode(body))
+
+
+# Definitions where a fast canonical writer could go wrong: numbers with fractions and
+# exponents, a `_meta` (outside the definition's digest, inside the payload's), keys
+# beyond U+FFFF, a long integer in a string.
+AWKWARD = {
+    "name": "awkward",
+    "description": "Numbers \U0001f600 and keys",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "ratio": {"type": "number", "minimum": 0.5, "maximum": 1e21, "multipleOf": 1e-7},
+            "\U0001f600": {"type": "string", "default": "12345678901234567890"},
+            "\ufb33": {"type": "integer", "maximum": 9007199254740991},
+        },
+    },
+    "_meta": {"ratio": 2.50, "note": "meta is outside the definition's digest"},
+}
+
+
+def test_awkward_definitions_load_with_their_reference_digests() -> None:
+    from registry.canonical import digest
+
+    tool = {"name": "awkward", "current": 1, "versions": [served(AWKWARD, 1)], "retired": []}
+    body = payload([tool])
+    toolset = Toolset.from_json(json.dumps(body, ensure_ascii=False).encode())
+    assert toolset.digest == body["digest"]
+    entry = toolset.tool("awkward")
+    assert entry is not None
+    assert entry.current_version.digest == digest(AWKWARD)
+    ratio = entry.current_version.definition["inputSchema"]["properties"]["ratio"]
+    assert type(ratio["minimum"]) is float  # numbers as a plain JSON reader gives them
+
+
+def test_a_changed_number_is_a_digest_mismatch_even_when_the_payload_digest_fits() -> None:
+    version = served(AWKWARD, 1)
+    version["definition"] = copy.deepcopy(AWKWARD)
+    version["definition"]["inputSchema"]["properties"]["ratio"]["minimum"] = 0.50000001
+    body = payload([{"name": "awkward", "current": 1, "versions": [version], "retired": []}])
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(encode(body))
+
+
+def test_true_for_one_is_a_digest_mismatch() -> None:
+    """`true == 1` in Python: a digest check by equality would miss this change."""
+    original = {"name": "flags", "inputSchema": {"type": "object", "maxProperties": 1}}
+    version = served(original, 1)
+    version["definition"] = {
+        "name": "flags",
+        "inputSchema": {"type": "object", "maxProperties": True},
+    }
+    body = payload([{"name": "flags", "current": 1, "versions": [version], "retired": []}])
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(encode(body))
