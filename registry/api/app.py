@@ -31,6 +31,7 @@ from registry.api import apply, capabilities, digests, ops, sync, tools
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.deadlines import body_deadline
+from registry.api.limits import LimitLog, Limits, raise_fd_limit
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
 from registry.api.params import exact_names
@@ -38,11 +39,10 @@ from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
-from registry.api.toolset_cache import Loaded, ToolsetCache
+from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
 from registry.policy.routes import RouteFinder
-from registry.policy.toolset import build_toolset
 from registry.store import Db, ToolsetListener, migrate, repository
 
 __all__ = ["asgi", "create_app"]
@@ -176,33 +176,42 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         raise ValueError("create_app needs settings.database_url (serve starts embedded first)")
     dsn = settings.database_url
     metrics = Metrics()
-    finder = RouteFinder()
-
-    async def load(namespace: str) -> Loaded | None:
-        # `svc` is the Services below (bound by the time a request calls this)
-        snapshot = await repository.load_namespace(svc.database, namespace)
-        if snapshot is None:
-            return None
-        built = build_toolset(
-            namespace, snapshot.versions, snapshot.converters, snapshot.aliases, finder
-        )
-        metrics.toolset_builds.inc()
-        return built, snapshot.next_sunset
+    limits = Limits.of(
+        raise_fd_limit(),
+        pool_fds=settings.pool_max
+        + 1
+        + (settings.read_pool_max if settings.read_database_url else 0),
+        max_connections=settings.max_connections,
+        max_waiters=settings.max_waiters,
+    )
 
     async def is_revoked(token_id: str) -> bool:
         token = await repository.get_token(svc.database, token_id)
         return token is None or token.revoked_at is not None
 
-    cache = ToolsetCache(load, enabled=lambda: svc.listener is not None and svc.listener.connected)
+    revocations = Revocations(is_revoked)
+    limit_log = LimitLog(metrics)
+    # `svc` is the Services below (bound by the time a request reads a toolset)
+    toolsets = Toolsets(
+        metrics,
+        revocations,
+        max_waiters=limits.waiters,
+        limit_log=limit_log,
+        database=lambda: svc.database,
+        listening=lambda: svc.listener is not None and svc.listener.connected,
+    )
     svc = Services(
         settings=settings,
         metrics=metrics,
-        finder=finder,
-        cache=cache,
-        revocations=Revocations(is_revoked),
+        finder=RouteFinder(),
+        cache=toolsets.cache,
+        longpolls=toolsets.longpolls,
+        revocations=revocations,
+        limits=limits,
+        limit_log=limit_log,
         db=db,
     )
-    metrics.waiters.set_function(lambda: cache.waiting)
+    metrics.waiters.set_function(lambda: toolsets.longpolls.waiting)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Litestar) -> AsyncIterator[None]:
@@ -224,8 +233,15 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             if applied:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
-        listener = ToolsetListener(dsn, cache.invalidate, revocations=svc.revocations.revoked)
+        listener = ToolsetListener(
+            dsn,
+            toolsets.cache.invalidate,
+            tools=toolsets.cache.invalidate_tool,
+            revocations=revocations.revoked,
+        )
         svc.listener = listener
+        for warning in limits.warnings():
+            _log.warning("limits", detail=warning)
         try:
             await listener.start(wait=10.0)
         except TimeoutError:
@@ -233,7 +249,9 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         try:
             yield
         finally:
+            toolsets.longpolls.drain()
             await listener.stop()
+            toolsets.close()
             if pool is not None:
                 await pool.close()
 

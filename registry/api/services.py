@@ -9,6 +9,8 @@ import msgspec
 from litestar.connection import ASGIConnection
 
 from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, matches_secret
+from registry.api.limits import LimitLog, Limits
+from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
 from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
@@ -25,8 +27,11 @@ class Services:
     settings: Settings
     metrics: Metrics
     finder: RouteFinder
-    cache: ToolsetCache
+    cache: ToolsetCache[Any]
+    longpolls: LongPolls
     revocations: Revocations
+    limits: Limits
+    limit_log: LimitLog
     db: Db | None = None
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)
