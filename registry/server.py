@@ -51,7 +51,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -390,7 +390,7 @@ class ServedApp:
         return cls(lifecycle, lifecycle)
 
 
-def build_app(settings: Settings) -> ServedApp:
+def build_app(settings: Settings, *, extra_routes: Sequence[Any] = ()) -> ServedApp:
     """The registry API as served: `registry.api.app.asgi()` with `_Lifecycle` inside
     `Observed`, so that a long-poll ended by shutdown is logged and counted with its
     real status."""
@@ -398,6 +398,8 @@ def build_app(settings: Settings) -> ServedApp:
     from registry.api.observe import Observed
 
     litestar = create_app(settings)
+    for route in extra_routes:  # benchmarks: a bare route beside the API, served alike
+        litestar.register(route)
     services = litestar.state.services
     lifecycle = _Lifecycle(litestar, on_drain=services.longpolls.drain)
     return ServedApp(

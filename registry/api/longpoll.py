@@ -26,6 +26,7 @@ ends with the first of:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -94,6 +95,7 @@ class Waiter:
     """One held long-poll (see the module docstring)."""
 
     __slots__ = (
+        "_detached",
         "_disconnect",
         "_hub",
         "_receive",
@@ -102,6 +104,8 @@ class Waiter:
         "etag",
         "future",
         "namespace",
+        "scope",
+        "send",
     )
 
     def __init__(self, hub: LongPolls, namespace: str, etag: str, loop: Any) -> None:
@@ -113,9 +117,14 @@ class Waiter:
         self._disconnect: Any = None
         self._receive: Callable[[], Awaitable[Any]] | None = None
         self._release: Callable[[], None] | None = None
+        self._detached = False
+        self.send: Callable[[Any], Awaitable[None]] | None = None
+        self.scope: Any = None
 
     async def answer(self, scope: Any, receive: Any, send: Any) -> None:
-        """Wait, then send what ended the wait."""
+        """Wait, then send what ended the wait (unless `LongPolls` sent it already)."""
+        self.scope = scope
+        self.send = send
         try:
             outcome = await self.future
         except asyncio.CancelledError:  # the server cancelled the request
@@ -149,12 +158,17 @@ class Waiter:
 
     def finish(self, outcome: Asgi | None) -> None:
         """End the wait with `outcome` (None: nothing will be sent)."""
-        if self.future.done():
+        if self._detached:
             return
+        self._detach()
         if outcome is not None:
             self.future.set_result(outcome)
         else:
             self.future.cancel()
+
+    def _detach(self) -> None:
+        """Out of the hub: no deadline, no watch on the client, no revocation."""
+        self._detached = True
         self._hub._forget(self)
         if self._timer is not None:
             self._timer.cancel()
@@ -183,6 +197,7 @@ class LongPolls:
         self._by_namespace: dict[str, set[Waiter]] = {}
         self._answers: dict[str, Answers] = {}
         self._draining = False
+        self._sending: set[asyncio.Task[None]] = set()
         self.waiting = 0
 
     def answers(self, namespace: str, built: BuiltToolset | None = None) -> Answers:
@@ -245,8 +260,12 @@ class LongPolls:
         held = self._by_namespace.get(namespace)
         if not held:
             return
-        for waiter in [w for w in held if w.etag != built.digest]:
-            waiter.finish(answers.ok)
+        woken = [w for w in held if w.etag != built.digest]
+        for waiter in woken:
+            waiter._detach()
+        task = asyncio.ensure_future(_send_all(woken, answers.ok))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     def failed(self, namespace: str, error: BaseException) -> None:
         """A build of `namespace` failed (the database is not answering): its waiters
@@ -274,6 +293,39 @@ class LongPolls:
 
 
 _RETRY_SOON: Final = {"Retry-After": "1"}
+SEND_BATCH: Final = 1_000  # answers sent between two turns of the event loop
+
+
+async def _nothing(scope: Any, receive: Any, send: Any) -> None:
+    """What a woken request has left to do: its answer was sent by `_send_all`."""
+
+
+async def _send_all(waiters: list[Waiter], answer: Sent) -> None:
+    """The same answer to every waiter, from one task, through the server's own `send`
+    (`registry.api.observe` put it on the scope): each waiter's request only finishes
+    afterwards (its log line, its metrics), so the last answer does not wait for the
+    bookkeeping of all the others."""
+    body = {"type": "http.response.body", "body": answer.body, "more_body": False}
+    sent: list[Waiter] = []
+    for index, waiter in enumerate(waiters):
+        if index and not index % SEND_BATCH:
+            await asyncio.sleep(0)  # other requests get a turn
+        if waiter.future.done():
+            continue  # its request was cancelled meanwhile (shutdown)
+        state = waiter.scope.get("state", {}) if waiter.scope is not None else {}
+        raw = state.get("asgi_send")
+        if waiter.send is None or raw is None:  # it answers itself, the usual way
+            waiter.future.set_result(answer)
+            continue
+        headers = [*answer.headers, (b"x-request-id", state["request_id"].encode())]
+        with contextlib.suppress(Exception):  # the client left: nothing to answer
+            await raw({"type": "http.response.start", "status": answer.status, "headers": headers})
+            await raw(body)
+        state["answered"] = answer.status
+        sent.append(waiter)
+    for waiter in sent:
+        if not waiter.future.done():
+            waiter.future.set_result(_nothing)
 
 
 def _drained(digest: str) -> Sent:
