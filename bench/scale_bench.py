@@ -44,6 +44,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from tests.fixtures.seeds import DB_QUERY_V4  # noqa: E402
 
@@ -723,7 +724,7 @@ def row_storm(c: Cluster, sizes: Sizes) -> list[Row]:
 
 
 def row_publish(c: Cluster, sizes: Sizes) -> list[Row]:
-    from bench.service_bench import RawClient
+    from scale_clients import KeptAlive
 
     first = c.start_replica()
     second = c.start_replica()
@@ -738,7 +739,7 @@ def row_publish(c: Cluster, sizes: Sizes) -> list[Row]:
             ]
             for p in range(publishers)
         ]
-        clients = [RawClient(urls[p % len(urls)]) for p in range(publishers)]
+        clients = [KeptAlive(urls[p % len(urls)], AUTH) for p in range(publishers)]
         for client in clients:
             await client.connect()
 

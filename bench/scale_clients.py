@@ -157,3 +157,38 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+class KeptAlive:
+    """One keep-alive HTTP/1.1 connection sending pre-encoded JSON POSTs (publishers)."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.host, self.port = _split(url)
+        self.headers = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    async def post_json(self, path: str, body: bytes) -> tuple[int, bytes]:
+        assert self.reader is not None and self.writer is not None
+        self.writer.write(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.headers}"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            ).encode()
+            + body
+        )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return int(head.split(b" ", 2)[1]), await self.reader.readexactly(length)
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            await self.writer.wait_closed()

@@ -515,6 +515,8 @@ class _GranianRunner:
             http=HTTPModes.http1,
             http1_settings=HTTP1Settings(header_read_timeout=int(header_read_timeout * 1000)),
         )
+        self._port = port
+        self._listening: int | None = None
         # The embedded server (one worker in this event loop) says it is experimental.
         logging.getLogger("_granian").addFilter(_DropExperimentalWarning())
 
@@ -527,8 +529,9 @@ class _GranianRunner:
     def accept_queue(self) -> int | None:
         """Connections waiting to be accepted (Linux; None when unknown). granian
         accepts at once unless it holds `max_connections` already."""
-        fd = getattr(self._server, "_sfd", None)  # the listening socket, once serving
-        return listen_queue(fd) if isinstance(fd, int) else None
+        if self._listening is None:
+            self._listening = listening_fd(self._port)
+        return listen_queue(self._listening) if self._listening is not None else None
 
 
 _RUNNERS: Final[dict[str, Callable[..., _Runner]]] = {
@@ -610,6 +613,33 @@ async def _watch_accepts(runner: _Runner, app: ServedApp) -> None:
         if queued and waited:
             app.limit_log.reached("connections", app.max_connections)
         waited = queued > 0
+
+
+def listening_fd(port: int) -> int | None:
+    """The descriptor of this process's TCP socket listening on `port` (Linux), found
+    among its open descriptors (granian opens it, and does not say which it is)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for name in names:
+        fd = int(name)
+        try:
+            found = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            if (
+                found.type == socket.SOCK_STREAM
+                and found.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                and found.getsockname()[1] == port
+            ):
+                return fd
+        except (OSError, IndexError, TypeError):
+            pass
+        finally:
+            found.close()
+    return None
 
 
 def listen_queue(fd: int) -> int | None:
