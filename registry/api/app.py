@@ -213,26 +213,33 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     )
     metrics.waiters.set_function(lambda: toolsets.longpolls.waiting)
 
+    def pool_of(url: str, min_size: int, max_size: int) -> Any:
+        # Bounded waits when the server answers nothing (a hung host, a partition):
+        # `timeout` bounds each connection attempt, `command_timeout` each statement
+        # (the server's statement_timeout fires first while it is alive). Without
+        # them a request hung for minutes (tests/faults/test_outage.py).
+        return asyncpg.create_pool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=CONNECT_TIMEOUT_SECONDS,
+            command_timeout=settings.statement_timeout_ms / 1000 + COMMAND_TIMEOUT_MARGIN,
+            server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
+        )
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Litestar) -> AsyncIterator[None]:
         pool = None
         if svc.db is None:
-            # Bounded waits when the server answers nothing (a hung host, a partition):
-            # `timeout` bounds each connection attempt, `command_timeout` each statement
-            # (the server's statement_timeout fires first while it is alive). Without
-            # them a request hung for minutes (tests/faults/test_outage.py).
-            pool = await asyncpg.create_pool(
-                dsn,
-                min_size=settings.pool_min,
-                max_size=settings.pool_max,
-                timeout=CONNECT_TIMEOUT_SECONDS,
-                command_timeout=settings.statement_timeout_ms / 1000 + COMMAND_TIMEOUT_MARGIN,
-                server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
-            )
+            pool = await pool_of(dsn, settings.pool_min, settings.pool_max)
             applied = await migrate(pool)
             if applied:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
+        if settings.read_database_url is not None:
+            # Opened lazily (min_size 0): a replica that is away at start costs nothing;
+            # reads fall back to the primary while it does not answer.
+            svc.read_db = await pool_of(settings.read_database_url, 0, settings.read_pool_max)
         listener = ToolsetListener(
             dsn,
             toolsets.cache.invalidate,
@@ -252,6 +259,8 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
             toolsets.longpolls.drain()
             await listener.stop()
             toolsets.close()
+            if svc.read_db is not None:
+                await svc.read_db.close()
             if pool is not None:
                 await pool.close()
 

@@ -77,6 +77,8 @@ class Observed:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", rid.encode()))
+                if state.get("read_replica"):  # services.replica_read: it may lag the primary
+                    headers.append((b"x-registry-read", b"replica"))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -22,6 +22,7 @@ the namespace. `build_toolset` builds everything at once.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
@@ -83,6 +84,10 @@ class ToolsetParts(msgspec.Struct, frozen=True):
     namespace: str
     tools: Mapping[str, ToolPart]
     aliases: bytes  # canonical JSON of the alias list
+    # the tools' names in payload order, and their entries' text in the same order,
+    # kept so that putting a payload together is one join, whatever changed
+    names: Sequence[str] = ()
+    texts: Sequence[bytes] = ()
 
 
 def rfc3339(moment: datetime | None) -> str | None:
@@ -159,7 +164,7 @@ def _alias_list(
     aliases: Sequence[AliasLike],
     by_tool: Mapping[str, list[StoredVersionLike]],
     converters_of: Mapping[str, list[ToolConverterLike]],
-    current_of: Mapping[str, int],
+    tools: Mapping[str, ToolPart],
     finder: RouteFinder,
 ) -> bytes:
     entries = []
@@ -169,7 +174,8 @@ def _alias_list(
         if contract is None:
             continue
         alias_route: list[RouteStep] | None = None
-        target_current = current_of.get(alias.target_tool)
+        target = tools.get(alias.target_tool)
+        target_current = target.current if target is not None else None
         if alias.contract_tool == alias.target_tool and target_current is not None:
             alias_route = finder.route(
                 contract_history,
@@ -218,17 +224,27 @@ def update_parts(
     namespace's), whose contract tools' versions and converters are there too."""
     by_tool = _by_tool(versions)
     converters_of = _converters_of(converters)
-    changed = sorted(by_tool) if tools is None else tools
-    rebuilt: dict[str, ToolPart] = {} if tools is None else dict(parts.tools)
-    for tool in changed:
+    whole = tools is None
+    rebuilt: dict[str, ToolPart] = {} if whole else dict(parts.tools)
+    names: list[str] = [] if whole else list(parts.names)
+    texts: list[bytes] = [] if whole else list(parts.texts)
+    for tool in sorted(by_tool) if tools is None else tools:
         part = tool_part(tool, by_tool.get(tool, []), converters_of.get(tool, []), finder, now)
+        at = bisect.bisect_left(names, tool)  # names sort as the payload's tools do
+        present = at < len(names) and names[at] == tool
         if part is None:
             rebuilt.pop(tool, None)
+            if present:
+                del names[at], texts[at]
+            continue
+        rebuilt[tool] = part
+        if present:
+            texts[at] = part.text
         else:
-            rebuilt[tool] = part
-    current_of = {name: part.current for name, part in rebuilt.items()}
-    alias_text = _alias_list(aliases, by_tool, converters_of, current_of, finder)
-    return ToolsetParts(parts.namespace, rebuilt, alias_text)
+            names.insert(at, tool)
+            texts.insert(at, part.text)
+    alias_text = _alias_list(aliases, by_tool, converters_of, rebuilt, finder)
+    return ToolsetParts(parts.namespace, rebuilt, alias_text, names, texts)
 
 
 def _object(members: Mapping[str, list[bytes]]) -> list[bytes]:
@@ -242,8 +258,7 @@ def _object(members: Mapping[str, list[bytes]]) -> list[bytes]:
 
 def assemble(parts: ToolsetParts) -> BuiltToolset:
     """The payload of `parts`: its canonical JSON, and with the digest in its place."""
-    names = sorted(parts.tools)
-    tools = b",".join(parts.tools[name].text for name in names)
+    tools = b",".join(parts.texts)
     members = {
         "aliases": [parts.aliases],
         "namespace": [canonical_json(parts.namespace)],
@@ -255,7 +270,7 @@ def assemble(parts: ToolsetParts) -> BuiltToolset:
     digest = "sha256:" + hashed.hexdigest()
     body = b"".join(_object({**members, "digest": [canonical_json(digest)]}))
     sunsets = [p.next_sunset for p in parts.tools.values() if p.next_sunset is not None]
-    return BuiltToolset(body, digest, len(names), min(sunsets, default=None))
+    return BuiltToolset(body, digest, len(parts.names), min(sunsets, default=None))
 
 
 def build_toolset(

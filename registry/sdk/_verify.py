@@ -33,12 +33,15 @@ class Checked:
         self.digests = digests
 
 
-def _holders(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _holders(tree: dict[str, Any]) -> list[dict[str, Any]]:
     """The JSON objects of a payload that hold a definition, in `definitions` order."""
+    found: list[dict[str, Any]] = []
     for tool in tree.get("tools", ()):
-        yield from tool["versions"]
-        yield from (gone for gone in tool.get("retired", ()) if gone.get("definition") is not None)
-    yield from tree.get("aliases", ())
+        found += tool["versions"]
+        if tool.get("retired"):
+            found += [gone for gone in tool["retired"] if gone.get("definition") is not None]
+    found += tree.get("aliases", ())
+    return found
 
 
 def definitions(payload: Any) -> Iterator[dict[str, Any]]:

@@ -364,10 +364,11 @@ def _check_route(route: tuple[RouteStep, ...], start: int, current: int, what: s
 
 def _check_digest(digests: Digests, definition: dict[str, Any], expected: str, what: str) -> None:
     actual = digests[id(definition)]
+    if actual == expected:
+        return
     if isinstance(actual, Exception):
         raise ToolsetError(f"{what}: {actual}")
-    if actual != expected:
-        raise ToolsetError(f"{what}: definition hashes to {actual}, not {expected}")
+    raise ToolsetError(f"{what}: definition hashes to {actual}, not {expected}")
 
 
 def _check_consistency(payload: ToolsetPayload, digests: Digests) -> None:
@@ -381,14 +382,19 @@ def _check_consistency(payload: ToolsetPayload, digests: Digests) -> None:
         names.add(tool.name)
         if not tool.versions or tool.versions[0].version != tool.current:
             raise ToolsetError(f"tool {tool.name!r}: the first served version must be current")
-        seen: set[int] = set()
+        seen = {gone.version for gone in tool.retired}
         for entry in tool.versions:
-            what = f"tool {tool.name!r} v{entry.version}"
-            if entry.version in seen or tool.is_retired(entry.version):
-                raise ToolsetError(f"{what} is listed twice")
+            if entry.version in seen:
+                raise ToolsetError(f"tool {tool.name!r} v{entry.version} is listed twice")
             seen.add(entry.version)
-            _check_digest(digests, entry.definition, entry.digest, what)
-            _check_route(entry.route, entry.version, tool.current, what)
+            if digests[id(entry.definition)] != entry.digest or entry.route:
+                what = f"tool {tool.name!r} v{entry.version}"
+                _check_digest(digests, entry.definition, entry.digest, what)
+                _check_route(entry.route, entry.version, tool.current, what)
+            elif entry.version != tool.current:  # no route: only current may have none
+                _check_route(
+                    entry.route, entry.version, tool.current, f"tool {tool.name!r} v{entry.version}"
+                )
         for gone in tool.retired:
             if gone.definition is not None:
                 what = f"tool {tool.name!r} v{gone.version}"
