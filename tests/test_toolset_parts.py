@@ -63,9 +63,12 @@ class Namespace:
         history.append(Row(tool, len(history) + 1, digest(definition), "active", definition))
 
     def move(self, tool: str, state: str) -> None:
+        """Retire the oldest version not retired yet, or deprecate (with a sunset to
+        come) the oldest active one."""
         history = self.rows.get(tool, [])
+        movable = ("active", "deprecated") if state == "retired" else ("active",)
         for index, row in enumerate(history):
-            if row.state == "active" and len(history) > 1 or state == "retired":
+            if row.state in movable:
                 sunset = NOW + timedelta(days=30) if state == "deprecated" else row.sunset
                 history[index] = msgspec.structs.replace(row, state=state, sunset=sunset)
                 return
