@@ -282,7 +282,7 @@ def test_is_digest_refuses_malformed_digests(text: str) -> None:
 # Characters where JCS and a naive encoder could disagree: controls, the escapes,
 # DEL, the line separators, the top of the BMP (sorted after surrogates in UTF-16)
 # and characters beyond U+FFFF (sorted before them).
-_TRICKY = "\x00\x01\x08\x09\x0a\x0c\x0d\x1f \"\\/\x7f\x80\u00e9\u2028\u2029\ue000\ufb33\uffff"
+_TRICKY = '\x00\x01\x08\x09\x0a\x0c\x0d\x1f "\\/\x7f\x80\u00e9\u2028\u2029\ue000\ufb33\uffff'
 tricky_text = st.text(
     alphabet=st.sampled_from(_TRICKY) | st.characters(codec="utf-8") | st.just("\U0001f600"),
     max_size=6,
