@@ -392,7 +392,7 @@ def row_waiters(c: Cluster, sizes: Sizes) -> list[Row]:
     idle = rss_mib(replica.pid)
     holders = hold(replica.url, "hold", etag, count)
     held = sum(h.held()["held"] for h in holders)
-    time.sleep(1.0)
+    _all_held(replica, held)
     full = rss_mib(replica.pid)
     started = time.monotonic()
     extra = httpx.get(
@@ -462,11 +462,22 @@ def _connection_limit(c: Cluster) -> Row:
     )
 
 
+def _all_held(replica: Replica, count: int) -> None:
+    """Until the replica holds `count` long-polls (the clients' requests are sent
+    before the replica has read them all)."""
+    deadline = time.monotonic() + 120
+    while replica.metric("registry_toolset_longpoll_waiters") < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the long-polls were never all held")
+        time.sleep(0.2)
+
+
 def _wake(url: str, publish_url: str, waiters: int, c: Cluster, namespace: str) -> dict[str, Any]:
     etag = etag_of(url, namespace)
     holders = hold(url, namespace, etag, waiters)
     held = sum(h.held()["held"] for h in holders)
     replica = next(r for r in c.replicas if r.url == url)
+    _all_held(replica, held)
     cpu = cpu_seconds(replica.pid)
     since = publish(publish_url, namespace, "tool-00000", f" {time.monotonic()}")
     seconds, lost = _latencies(holders, since, timeout=60)
