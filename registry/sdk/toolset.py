@@ -24,7 +24,7 @@ import msgspec
 
 from registry.canonical import DigestError, canonical_json, digest_of_canonical, parse_json
 from registry.compat.converters import ConverterError, Op, Rename, parse_pointer
-from registry.sdk._verify import Checked, definitions, verify_payload
+from registry.sdk._verify import Checked, definitions, digests_from_bytes, verify_payload
 
 if TYPE_CHECKING:
     import os
@@ -47,12 +47,17 @@ __all__ = [
 ]
 
 
+# The payload's Structs are not tracked by the cycle collector (`gc=False`): they
+# only ever hold JSON data, which cannot refer back to them, and a 10,000-tool
+# payload has tens of thousands of them for every collection to scan.
+
+
 class ToolsetError(ValueError):
     """A toolset payload that cannot be trusted: unreadable, digest mismatch,
     or inconsistent (a route that does not lead to current, ...)."""
 
 
-class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=False):
     """One step of a route: an additive identity step (`ops == ()`) or a
     registered, verified converter from version `from` to version `to`."""
 
@@ -66,7 +71,7 @@ class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
                 parse_pointer(pointer)  # ConverterError is a ValueError: msgspec reports it
 
 
-class VersionEntry(msgspec.Struct, frozen=True):
+class VersionEntry(msgspec.Struct, frozen=True, gc=False):
     """A served (non-retired) version of a tool and its route to current."""
 
     version: int
@@ -77,7 +82,7 @@ class VersionEntry(msgspec.Struct, frozen=True):
     sunset: str | None = None
 
 
-class RetiredVersion(msgspec.Struct, frozen=True):
+class RetiredVersion(msgspec.Struct, frozen=True, gc=False):
     """A retired version; `definition` is None in payloads of registries that
     predate it (the gate then cannot name it as a call's inferred version)."""
 
@@ -86,7 +91,7 @@ class RetiredVersion(msgspec.Struct, frozen=True):
     definition: dict[str, Any] | None = None
 
 
-class ToolEntry(msgspec.Struct, frozen=True):
+class ToolEntry(msgspec.Struct, frozen=True, gc=False):
     """A tool: its current version number, served versions (current first)
     and retired versions."""
 
@@ -124,12 +129,12 @@ class ToolEntry(msgspec.Struct, frozen=True):
         return next((v for v, d in self._known() if d == value), None)
 
 
-class AliasContract(msgspec.Struct, frozen=True):
+class AliasContract(msgspec.Struct, frozen=True, gc=False):
     tool: str
     version: int
 
 
-class AliasEntry(msgspec.Struct, frozen=True):
+class AliasEntry(msgspec.Struct, frozen=True, gc=False):
     """An old tool name resolving to `target`, speaking a fixed contract.
     `route` is None while no verified route from the contract to current exists."""
 
@@ -140,7 +145,7 @@ class AliasEntry(msgspec.Struct, frozen=True):
     route: tuple[RouteStep, ...] | None = None
 
 
-class ToolsetPayload(msgspec.Struct, frozen=True):
+class ToolsetPayload(msgspec.Struct, frozen=True, gc=False):
     namespace: str
     digest: str
     tools: tuple[ToolEntry, ...] = ()
@@ -176,14 +181,23 @@ class Toolset:
     def from_json(cls, data: bytes) -> Toolset:
         """Load a sync payload; raises `ToolsetError` on an unreadable,
         tampered (digest mismatch) or inconsistent one."""
+        data = bytes(data)
         with _collection_paused():
-            try:
+            try:  # the registry's own payloads: checked on their bytes (registry.sdk._verify)
+                payload = msgspec.json.decode(data, type=ToolsetPayload)
+                digests = digests_from_bytes(data, payload)
+            except (msgspec.ValidationError, msgspec.DecodeError, ValueError, RecursionError):
+                digests = None
+            if digests is not None:
+                _check_consistency(payload, digests)
+                return cls(payload, data)
+            try:  # any other payload: its JSON written canonically
                 tree, floats = parse_json(data)
             except msgspec.DecodeError as exc:
                 raise ToolsetError(f"toolset payload is not JSON: {exc}") from exc
             except RecursionError:
                 raise ToolsetError("toolset payload is nested too deeply") from None
-            return cls._load(tree, floats, bytes(data))
+            return cls._load(tree, floats, data)
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> Toolset:
