@@ -331,14 +331,15 @@ def autocannon() -> list[str]:
     return ["node", str(binary)]
 
 
-def cannon(url: str, headers: dict[str, str], seconds: int, connections: int) -> float:
+def cannon(url: str, headers: dict[str, str], seconds: int, connections: int) -> tuple[float, int]:
+    """(requests/s, requests answered) of an autocannon run."""
     command = [*autocannon(), "-j", "-c", str(connections), "-d", str(seconds)]
     for key, value in headers.items():
         command += ["-H", f"{key}={value}"]
     done = subprocess.run([*command, url], capture_output=True, text=True, check=True)
     data = json.loads(done.stdout)
     assert data["non2xx"] == 0 or headers.get("If-None-Match"), data
-    return float(data["requests"]["average"])
+    return float(data["requests"]["average"]), int(data["requests"]["total"])
 
 
 # -- rows ---------------------------------------------------------------------------------
@@ -367,7 +368,7 @@ class Sizes:
     def of(cls, quick: bool) -> Sizes:
         if quick:
             return cls(2_000, 1_000, 300, 2_000, 500, 1, 2, 20)
-        return cls(20_000, 10_000, 1_000, 10_000, 2_000, 3, 4, 50)
+        return cls(20_000, 10_000, 1_000, 10_000, 2_000, 3, 6, 50)
 
 
 def _latencies(holders: list[Holder], since: float, timeout: float) -> tuple[list[float], int]:
@@ -698,16 +699,24 @@ def row_throughput(c: Cluster, sizes: Sizes) -> list[Row]:
     for kind, extra, goal in (("200", {}, 0.8), ("304", {"If-None-Match": etag}, 0.9)):
         pair = (f"{replica.url}/v1/namespaces/small/toolset", f"{replica.url}/bench/bare")
         runs: dict[str, list[float]] = {pair[0]: [], pair[1]: []}
+        cpu: dict[str, list[float]] = {pair[0]: [], pair[1]: []}
         for index in range(sizes.slices * 2):  # T B B T T B B T: outside load falls on both
             url = pair[(index + index // 2) % 2]
-            runs[url].append(cannon(url, {**AUTH, **extra}, sizes.slice_seconds, 32))
+            before = cpu_seconds(replica.pid)
+            rate, answered = cannon(url, {**AUTH, **extra}, sizes.slice_seconds, 32)
+            runs[url].append(rate)
+            cpu[url].append((cpu_seconds(replica.pid) - before) / max(answered, 1) * 1e6)
         ours, bare = (statistics.mean(runs[u]) for u in pair)
+        ours_cpu, bare_cpu = (statistics.mean(cpu[u]) for u in pair)
         rows.append(
             Row(
                 f"toolset {kind} req/s vs a bare Litestar route, same bytes, same server",
                 f"{ours:,.0f} vs {bare:,.0f} req/s (32 connections, "
-                f"{sizes.slices} x {sizes.slice_seconds} s each, interleaved)",
-                f"{ours / bare:.2f}x",
+                f"{sizes.slices} x {sizes.slice_seconds} s each, interleaved; slices "
+                f"{'/'.join(f'{r:.0f}' for r in runs[pair[0]])} vs "
+                f"{'/'.join(f'{r:.0f}' for r in runs[pair[1]])}); replica CPU per request "
+                f"{ours_cpu:.0f} vs {bare_cpu:.0f} us",
+                f"{ours / bare:.2f}x req/s ({bare_cpu / ours_cpu:.2f}x by CPU per request)",
                 f">= {goal}x",
             )
         )
