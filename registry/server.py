@@ -22,8 +22,17 @@ Start-up, in order, each failure a `ServeError` with one line for the user
    `{"event": "serving", "url": ...}` is logged once the lifespan has started
    (pool, LISTEN connection).
 
+Connections: at most `Settings.max_connections` are held open at once (by
+default what the file-descriptor limit leaves, `registry.api.limits`); with
+granian a connection past it waits in the listen backlog until one closes.
+Each second the listening socket's accept queue is read: connections still
+waiting on two checks in a row mean the limit is reached (counted in
+`registry_limit_reached_total{limit="connections"}`, a warning at most once a
+minute). uvicorn answers 503 past its limit instead.
+
 Shutdown, on SIGINT or SIGTERM: long-polls of the toolset (`?wait=`) end at
-once (a request still waiting is answered 304 with the caller's own ETag, so
+once (`registry.api.longpoll`: a request still waiting is answered 304 with the
+caller's own ETag, so
 SDK watchers re-poll, on another replica if there is one; a long-poll that
 arrives while draining gets 503 `not-ready` with `Retry-After: 1`); the
 server stops accepting connections and lets requests in flight finish (up to
