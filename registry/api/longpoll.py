@@ -239,6 +239,11 @@ class LongPolls:
         waiter._release = self._revocations.hold(token_id, waiter)
         waiter._receive = receive
         waiter._watch()
+        current = self._answers.get(namespace)
+        if current is not None and current.built.digest != waiter.etag:
+            # A new payload came while the request was on its way here (its body was
+            # read after the payload it has was looked up): it gets that one now.
+            waiter.finish(current.ok)
         return waiter
 
     def _forget(self, waiter: Waiter) -> None:
