@@ -8,15 +8,18 @@ LINT_PATHS := $(wildcard registry tests bench examples)
 # the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
 TS_CLIENT := tests/clients/ts
 TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
+# the TypeScript gate (an npm package; its tests run in pytest: tests/e2e_ts)
+SDK_TS := sdk-ts
+SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install test lint typecheck pytest test-clients browser serve openapi bench conformance clean
+.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[server,mcp,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[server,mcp,fastmcp,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,6 +37,14 @@ $(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 
 test-clients: $(TS_CLIENT_STAMP)
 
+$(SDK_TS_STAMP): $(SDK_TS)/package.json $(SDK_TS)/package-lock.json
+	npm ci --prefix $(SDK_TS) --no-audit --no-fund --silent
+	touch $@
+
+# installed from its lockfile and built (dist/): tests/e2e_ts runs its tests and its example server
+sdk-ts: $(SDK_TS_STAMP)
+	npm run build --prefix $(SDK_TS) --silent
+
 
 # The console's browser tests drive Debian's chromium (browser downloads are not possible).
 # Installed here when missing and this is root with apt-get; otherwise those tests skip.
@@ -49,7 +60,7 @@ browser:
 	  fi; \
 	fi
 
-pytest: $(STAMP) $(TS_CLIENT_STAMP) browser
+pytest: $(STAMP) $(TS_CLIENT_STAMP) sdk-ts browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -64,9 +75,13 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/classify_bench.py
 
+# the TypeScript gate's accepted declared call against a bare Ajv validate (not in make test)
+bench-ts: sdk-ts
+	node bench/ts_gate_bench.mjs $(BENCH_TS_ARGS)
+
 # the MCP conformance suite against a gated server and its ungated twin (not in make test)
 conformance: $(STAMP)
 	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules test-artifacts
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

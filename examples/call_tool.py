@@ -35,7 +35,14 @@ from mcp.shared.exceptions import MCPError
 
 GATED_SERVER = [sys.executable, str(Path(__file__).with_name("gated_server.py"))]
 # what the gated example reads; the MCP client passes only a safe default environment
-_SERVER_ENV = ("REGISTRY_URL", "REGISTRY_TOKEN", "REGISTRY_NAMESPACE", "REGISTRY_CACHE")
+_SERVER_ENV = (
+    "REGISTRY_URL",
+    "REGISTRY_TOKEN",
+    "REGISTRY_NAMESPACE",
+    "REGISTRY_CACHE",
+    "REGISTRY_USAGE_INTERVAL",
+    "REGISTRY_SERVER_NAME",
+)
 
 
 def _compact(value: Any) -> str:

@@ -12,12 +12,19 @@
 Environment: `REGISTRY_URL`, `REGISTRY_TOKEN`, `REGISTRY_NAMESPACE` (default
 `billing`), `REGISTRY_CACHE` (the toolset cache file; default
 `.registry-cache/<namespace>.toolset.json`), `REGISTRY_WAIT` (seconds each watch
-long-poll may be held, 1..60, default 30), `REGISTRY_LOG_LEVEL` (unset: logging
+long-poll may be held, 1..60, default 30), `REGISTRY_USAGE_INTERVAL` (seconds
+between usage reports, default 10; `0` turns reporting off), `REGISTRY_SERVER_NAME`
+(the name usage reports carry; default `<namespace>-gated@<host name>`),
+`REGISTRY_LOG_LEVEL` (unset: logging
 is left unconfigured, as an application embedding the SDK leaves it, and only
 warnings reach stderr; `INFO` or `DEBUG`: one line per record on stderr). With a
 registry, the server boots
 from the cache when the registry is down, and a publish reaches it through the
-watcher: connected clients get `notifications/tools/list_changed`.
+watcher: connected clients get `notifications/tools/list_changed`. With a
+registry, the server also counts its calls per tool, version and decision
+(never an argument value) and reports them every `REGISTRY_USAGE_INTERVAL`
+seconds (`registry usage NAMESPACE TOOL` shows them); the token then needs
+`<namespace>:report` (or publish).
 
 The toy handlers answer with the arguments they received, exactly as the gate
 passed them (converted along the route for older contracts and aliases).
@@ -28,9 +35,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
+import signal
+import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +51,7 @@ from mcp.server.stdio import stdio_server
 from registry.canonical import digest
 from registry.sdk import Toolset, ToolsetError, payload_digest
 from registry.sdk.mcp_adapter import ToolsetSource, gate_server
+from registry.sdk.usage import UsageReporter
 
 DB_QUERY_V3: dict[str, Any] = {
     "name": "db.query",
@@ -139,8 +151,54 @@ async def publish_own_capabilities(url: str, namespace: str, options: Any) -> No
     print(f"gated_server: capabilities published as record {record['seq']}", file=sys.stderr)
 
 
+def usage_interval() -> float:
+    """REGISTRY_USAGE_INTERVAL in seconds (default 10; 0: no reporting)."""
+    text = os.environ.get("REGISTRY_USAGE_INTERVAL") or "10"
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise SystemExit(
+            f"gated_server: REGISTRY_USAGE_INTERVAL must be 0..3600 seconds, not {text!r}"
+        )
+    return seconds
+
+
+@contextlib.asynccontextmanager
+async def usage_reporting(
+    namespace: str, source: Toolset | ToolsetSource
+) -> AsyncIterator[UsageReporter | None]:
+    """A started usage reporter while the server runs (None when there is nowhere to
+    report, or REGISTRY_USAGE_INTERVAL is 0); its last counts are flushed at exit."""
+    url = os.environ.get("REGISTRY_URL")
+    interval = usage_interval()
+    if not url or interval == 0:
+        yield None
+        return
+    name = os.environ.get("REGISTRY_SERVER_NAME") or f"{namespace}-gated@{socket.gethostname()}"
+    try:
+        reporter = UsageReporter(
+            url,
+            namespace,
+            server=name,
+            source=source,
+            token=os.environ.get("REGISTRY_TOKEN") or None,
+            interval=interval,
+        )
+    except ValueError as exc:  # a msgspec.ValidationError too: the name the registry refuses
+        raise SystemExit(f"gated_server: REGISTRY_SERVER_NAME {name!r}: {exc}") from exc
+    reporter.start()
+    try:
+        yield reporter
+    finally:
+        # bounded: a client closing stdio gives the server a few seconds to go
+        await reporter.stop(timeout=2.0)
+
+
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
+    usage_interval()  # a bad setting stops the server before it syncs anything
     source: Toolset | ToolsetSource
     try:
         if args.toolset is not None:
@@ -154,23 +212,29 @@ async def serve(args: argparse.Namespace) -> None:
     except (OSError, ToolsetError) as exc:  # SyncError is a ToolsetError
         raise SystemExit(f"gated_server: no toolset to serve: {exc}") from exc
 
-    server: Server[Any] = Server(f"{namespace}-gated", version="0.1.0")
-    # the gate follows a watcher source by itself: every swap is announced
-    gate_server(server, source, handlers=HANDLERS)
+    async with usage_reporting(namespace, source) as reporter:
+        server: Server[Any] = Server(f"{namespace}-gated", version="0.1.0")
+        # the gate follows a watcher source by itself: every swap is announced
+        gate_server(
+            server,
+            source,
+            handlers=HANDLERS,
+            on_decision=reporter.record if reporter is not None else None,
+        )
 
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-    if os.environ.get("REGISTRY_URL"):
-        await publish_own_capabilities(os.environ["REGISTRY_URL"], namespace, options)
-    if args.http is None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
-        return
+        options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+        if os.environ.get("REGISTRY_URL"):
+            await publish_own_capabilities(os.environ["REGISTRY_URL"], namespace, options)
+        if args.http is None:
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, options)
+            return
 
-    import uvicorn
+        import uvicorn
 
-    app = server.streamable_http_app(host=args.host)
-    config = uvicorn.Config(app, host=args.host, port=args.http, log_config=None)
-    await uvicorn.Server(config).serve()
+        app = server.streamable_http_app(host=args.host)
+        config = uvicorn.Config(app, host=args.host, port=args.http, log_config=None)
+        await uvicorn.Server(config).serve()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -181,17 +245,33 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
+    configure_logging("gated_server")
+    asyncio.run(run(args))
+
+
+def configure_logging(program: str) -> None:
+    """`REGISTRY_LOG_LEVEL` set: one line per record on stderr; unset: nothing configured."""
     level = os.environ.get("REGISTRY_LOG_LEVEL")
     if level:
         if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise SystemExit(
-                "gated_server: REGISTRY_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, "
+                f"{program}: REGISTRY_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, "
                 f"not {level!r}"
             )
         logging.basicConfig(
             stream=sys.stderr, level=level.upper(), format="%(asctime)s %(levelname)s %(message)s"
         )
-    asyncio.run(serve(args))
+
+
+async def run(args: argparse.Namespace) -> None:
+    """`serve`, ended by SIGTERM as by the end of its input: the way out flushes the last
+    usage counts (an MCP client closing a stdio server sends SIGTERM after 2 s)."""
+    task = asyncio.current_task()
+    assert task is not None
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows loops
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await serve(args)
 
 
 if __name__ == "__main__":

@@ -153,6 +153,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     namespace: str
     tool: dict[str, Any]
     retire: list[int] = msgspec.field(default_factory=list)
+    require_idle: str | None = None  # refuse `retire` while a version is still called
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[Alias] = msgspec.field(default_factory=list)
@@ -191,6 +192,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
+            require_idle=self.require_idle,
         )
 
     def to_body(self) -> ManifestBody:
@@ -199,6 +201,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
             namespace=self.namespace,
             tool=self.tool,
             retire=list(self.retire),
+            require_idle=self.require_idle,
             deprecate=list(self.deprecate),
             converters=list(self.converters),
             aliases=[
@@ -376,6 +379,7 @@ def _load_text(raw: bytes, name: str) -> Manifest:
         namespace=document["namespace"],
         tool=tool,
         retire=retire,
+        require_idle=document.get("require_idle"),
         deprecate=deprecate,
         converters=converters,
         aliases=aliases,

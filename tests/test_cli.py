@@ -411,3 +411,37 @@ def test_as_a_subprocess(tmp_path: Path) -> None:
         )
         assert missing.returncode == 2
         assert missing.stderr == f"registry: {tmp_path / 'gone.json'}: no such file\n"
+
+
+# -- the package's shape ------------------------------------------------------------------------
+
+
+def test_the_verb_modules_import_no_circle() -> None:
+    """registry/cli/: no verb module imports the package `__init__` (where VERBS is
+    assembled), and the modules' imports of each other form no circle."""
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "registry" / "cli"
+    imports: dict[str, set[str]] = {}
+    for path in sorted(package.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+        assert "registry.cli" not in names, f"{path.name} imports registry.cli"
+        imports[path.stem] = {
+            n.removeprefix("registry.cli.") for n in names if n.startswith("registry.cli.")
+        }
+    assert {"common", "engine", "service", "client", "pipeline", "render"} <= set(imports)
+
+    def reaches(start: str, target: str, seen: set[str]) -> bool:
+        for name in imports.get(start, set()):
+            if name == target or (name not in seen and reaches(name, target, seen | {name})):
+                return True
+        return False
+
+    assert [name for name in imports if reaches(name, name, set())] == []

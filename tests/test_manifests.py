@@ -211,6 +211,7 @@ def test_full_manifest_and_its_publish_request(tmp_path: Path) -> None:
         "converters": [
             {"from": 1, "ops": [{"op": "rename", "from": "/timeout_ms", "to": "/timeout"}]}
         ],
+        "require_idle": None,
     }
     assert msgspec.json.decode(msgspec.json.encode(request), type=PublishRequest) == request
     assert request.deprecate[0].sunset == datetime(2027, 6, 1, tzinfo=UTC)
@@ -316,7 +317,7 @@ BAD: list[tuple[str, str, str, int | None, int | None, str | None, str]] = [
         1,
         "/retrie",
         "unknown field 'retrie'; did you mean 'retire'? "
-        "(allowed: namespace, tool, retire, deprecate, converters, aliases)",
+        "(allowed: namespace, tool, retire, require_idle, deprecate, converters, aliases)",
     ),
     (
         "namespace-off-pattern",
@@ -758,3 +759,19 @@ def test_loading_is_deterministic(entries: list[tuple[str, str, str, bool]], see
             )
     assert results[0] == results[1]
     assert len(results[0]) == len(entries)
+
+
+def test_require_idle_is_read_with_the_retirements_and_checked_where_written(
+    tmp_path: Path,
+) -> None:
+    good = _write(
+        tmp_path, "ok.yaml", "namespace: billing\n" + TOOL + "retire: [3]\nrequire_idle: 7d\n"
+    )
+    manifest = load_manifest(good)
+    assert manifest.require_idle == "7d"
+    assert manifest.to_request().require_idle == "7d"
+    assert manifest.to_body().require_idle == "7d"
+    bad = _write(tmp_path, "bad.yaml", "namespace: billing\n" + TOOL + "require_idle: 7 days\n")
+    error = _refusal(bad)
+    assert (error.line, error.column, error.pointer) == (3, 15, "/require_idle")
+    assert "7 days" in error.message

@@ -1,4 +1,4 @@
-"""`registry plan`, `apply` and `check` (registry/pipeline.py) against a real registry.
+"""`registry plan`, `apply` and `check` (registry/cli/pipeline.py) against a real registry.
 
 The verbs run in-process, in a worker thread (`asyncio.to_thread`) so that the
 registry served in this event loop keeps answering their real HTTP calls; their
@@ -31,8 +31,8 @@ import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 
 from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError
+from registry.cli.pipeline import PIPELINE_VERBS
 from registry.compat import classify
-from registry.pipeline import PIPELINE_VERBS
 from tests.api.conftest import ADMIN_TOKEN, Registry, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 
@@ -826,7 +826,7 @@ async def test_an_unauthenticated_plan_is_one_line(
 
 async def test_pre_commit_hook_entry_point(registry: Registry, tmp_path: Path) -> None:
     assert {"plan", "apply", "check"} <= {verb.name for verb in VERBS}, (
-        "registry.cli.VERBS lacks registry.pipeline.PIPELINE_VERBS"
+        "registry.cli.VERBS lacks registry.cli.pipeline.PIPELINE_VERBS"
     )
     hooks = yaml.safe_load((CI / ".pre-commit-hooks.yaml").read_text())
     hook = next(h for h in hooks if h["id"] == "registry-check")

@@ -11,6 +11,7 @@ for a valid token and the handler checks the scopes once it has parsed them.
     read     the `{ns}` of the path readable (open reads, or `ns:read`); with no
              `{ns}` in the path: open reads or any valid token (the handler shows
              only what the token may read)
+    report   `ns:report` (or higher) on the `{ns}` of the path: a gated server's usage counts
     publish  `ns:publish` (or higher) on the `{ns}` of the path
     admin    `ns:admin` on the `{ns}` of the path
     token    any valid token
@@ -40,7 +41,7 @@ from registry.api.services import principal, services
 
 __all__ = ["NEEDS", "Need", "authorize", "require_coverage"]
 
-Need = Literal["open", "metrics", "token", "read", "publish", "admin"]
+Need = Literal["open", "metrics", "token", "read", "report", "publish", "admin"]
 
 NEEDS: Final[dict[str, Need]] = {
     # ops.py
@@ -72,10 +73,14 @@ NEEDS: Final[dict[str, Need]] = {
     "put_capabilities": "publish",
     "get_capabilities": "read",
     "check_capabilities": "read",
+    # usage.py
+    "report_usage": "report",
+    "tool_usage": "read",
+    "version_usage": "read",
 }
 
 
-_SCOPED: Final[dict[str, Action]] = {"publish": "publish", "admin": "admin"}
+_SCOPED: Final[dict[str, Action]] = {"report": "report", "publish": "publish", "admin": "admin"}
 
 
 def _ours(handler: BaseRouteHandler) -> bool:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from typing import Any, Final
 
 import asyncpg  # type: ignore[import-untyped, unused-ignore]
@@ -27,7 +28,7 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 
 from registry import __version__
-from registry.api import apply, capabilities, digests, ops, sync, tools
+from registry.api import apply, capabilities, digests, ops, sync, tools, usage
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.deadlines import body_deadline
@@ -170,8 +171,11 @@ def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[
     )
 
 
-def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
-    """The app. With `db` (a pool or connection) it uses that and skips pool and migrations."""
+def create_app(
+    settings: Settings, *, db: Db | None = None, clock: Callable[[], datetime] | None = None
+) -> Litestar:
+    """The app. With `db` (a pool or connection) it uses that and skips pool and migrations;
+    `clock` (tests) answers the time usage counts are stamped and judged with."""
     if settings.database_url is None:
         raise ValueError("create_app needs settings.database_url (serve starts embedded first)")
     dsn = settings.database_url
@@ -211,6 +215,8 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         limit_log=limit_log,
         db=db,
     )
+    if clock is not None:
+        svc.clock = clock
     metrics.waiters.set_function(lambda: toolsets.longpolls.waiting)
 
     def pool_of(url: str, min_size: int, max_size: int) -> Any:
@@ -270,6 +276,7 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
         *digests.HANDLERS,
         *apply.HANDLERS,
         *capabilities.HANDLERS,
+        *usage.HANDLERS,
         *ops.HANDLERS,
     ]
     require_coverage(handlers)
@@ -306,7 +313,9 @@ def create_app(settings: Settings, *, db: Db | None = None) -> Litestar:
     )
 
 
-def asgi(settings: Settings, *, db: Db | None = None) -> Observed:
+def asgi(
+    settings: Settings, *, db: Db | None = None, clock: Callable[[], datetime] | None = None
+) -> Observed:
     """The app as served: request ids, one log line per request, request metrics."""
-    app = create_app(settings, db=db)
+    app = create_app(settings, db=db, clock=clock)
     return Observed(app, app.state.services.metrics)

@@ -8,9 +8,17 @@ from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Principal
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    problem_responses,
+)
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import namespace_name, store_decision, tool_name
+from registry.api.usage import plan_with_usage
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError
 from registry.definitions import DefinitionError, validate_definition
@@ -80,7 +88,7 @@ async def _plans(
         state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
         aliases = await repository.list_aliases(db, body.namespace)
         try:
-            plans.append(plan_tool(state, body, digest, svc.finder, aliases))
+            planned = plan_tool(state, body, digest, svc.finder, aliases)
         except PolicyError as exc:
             raise ApiError(
                 exc.code,
@@ -92,6 +100,7 @@ async def _plans(
             raise ApiError(
                 "invalid-definition", exc.message, pointer=f"/manifests/{index}/tool{exc.pointer}"
             ) from exc
+        plans.append(await plan_with_usage(svc, db, index, body, planned))
     return plans
 
 
@@ -149,7 +158,21 @@ async def _execute(
     "/v1/apply",
     summary="Plan or apply a bundle of manifests, all or nothing",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "invalid-definition",
+        "breaking-change",
+        "conflict",
+        "version-not-found",
+        "converter-invalid",
+        "converter-unverified",
+        "request-invalid",
+        "illegal-transition",
+        "version-in-use",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def apply(
     request: Request[Any, Any, Any],
@@ -198,6 +221,13 @@ async def apply(
                         conn, step.name, actor=who.token_id, request_id=request_id(request)
                     )
             plans = await _plans(svc, conn, data.manifests, digests)
+            in_use = [message for p in plans for message in p.in_use]
+            if in_use:
+                raise ApiError(
+                    "version-in-use",
+                    "nothing was applied: " + "; ".join(in_use),
+                    usage=[u for p in plans if p.in_use for u in p.callers],
+                )
             if not all(p.accepted for p in plans):
                 refused = [f"{p.namespace}/{p.tool}" for p in plans if not p.accepted]
                 raise ApiError(

@@ -1,7 +1,9 @@
 """Bearer tokens and scopes.
 
 A scope is `<namespace>:<action>` or `*:<action>`; actions rank
-`read` < `publish` < `admin` (a higher one allows the lower). Tokens are
+`read` < `report` < `publish` < `admin` (a higher one allows the lower).
+`report` is what a gated server needs: read its toolset and send usage counts
+(`POST /v1/namespaces/{ns}/usage`), and nothing that changes a definition. Tokens are
 stored as hashes only (`repository.hash_token`), so a lookup compares hashes
 in the database; the bootstrap token, the one secret held in memory, is
 compared with `hmac.compare_digest`. Token values are never logged: the
@@ -19,8 +21,8 @@ from registry.api.problems import ApiError
 
 __all__ = ["ACTIONS", "Action", "Principal", "bearer_secret", "parse_scope"]
 
-Action = Literal["read", "publish", "admin"]
-ACTIONS: Final[dict[str, int]] = {"read": 0, "publish": 1, "admin": 2}
+Action = Literal["read", "report", "publish", "admin"]
+ACTIONS: Final[dict[str, int]] = {"read": 0, "report": 1, "publish": 2, "admin": 3}
 BOOTSTRAP_ID: Final = "bootstrap"
 
 
@@ -28,7 +30,8 @@ def parse_scope(scope: str) -> tuple[str, str]:
     namespace, _, action = scope.partition(":")
     if not namespace or action not in ACTIONS:
         raise ValueError(
-            f"scope {scope!r} is not <namespace>:<action> with action read, publish or admin"
+            f"scope {scope!r} is not <namespace>:<action> with action read, report, publish "
+            "or admin"
         )
     return namespace, action
 

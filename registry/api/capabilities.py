@@ -10,7 +10,10 @@ from litestar.params import JSONBody
 
 from registry.api.params import NamespaceName
 from registry.api.problems import (
-    COMMON_PROBLEMS,
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
     ApiError,
     also_answers,
     namespace_not_found,
@@ -45,7 +48,13 @@ class MethodsRequest(msgspec.Struct, forbid_unknown_fields=True):
     "/v1/namespaces/{ns:str}/capabilities",
     summary="Store a captured initialize result (immutable, versioned)",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "namespace-not-found",
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(201, CapabilitiesRecord, "A new record was stored"),
     },
 )
@@ -85,7 +94,9 @@ async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, Captur
 @get(
     "/v1/namespaces/{ns:str}/capabilities",
     summary="The latest captured initialize result",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def get_capabilities(
     request: Request[Any, Any, Any], ns: NamespaceName
@@ -98,7 +109,9 @@ async def get_capabilities(
     "/v1/namespaces/{ns:str}/capabilities/check",
     summary="Which of these methods the captured capabilities do not support",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *BODY_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def check_capabilities(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[MethodsRequest]

@@ -26,7 +26,13 @@ from litestar import Request, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 
 from registry.api.params import DigestText
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    problem_responses,
+)
 from registry.api.services import principal, replica_read, services
 from registry.api.sync import etag_matches
 from registry.api.wire import DigestAnswer, DigestMatch
@@ -79,7 +85,7 @@ def _definition_path(digest: str) -> str:
     summary="Where a digest is published and each version's state (revalidate: ETag)",
     media_type="application/json",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 422),
+        **problem_responses(*GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS),
         200: ResponseSpec(
             data_container=DigestAnswer,
             generate_examples=False,
@@ -107,7 +113,7 @@ async def lookup_digest(request: Request[Any, Any, Any], digest: DigestText) -> 
     summary="The definition a digest names, as its canonical JSON (immutable)",
     media_type="application/json",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 422),
+        **problem_responses(*GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS),
         200: ResponseSpec(
             data_container=dict[str, Any],
             generate_examples=False,

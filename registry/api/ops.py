@@ -8,7 +8,13 @@ from litestar import Request, Response, get
 from litestar.params import Parameter
 
 from registry.api.params import AUDIT_ACTION_PATTERN, NAMESPACE_PATTERN, TOOL_PATTERN, exact
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    problem_responses,
+)
 from registry.api.services import principal, replica_read, services
 from registry.api.wire import AuditPage, Status
 from registry.store import at_head, repository
@@ -19,7 +25,7 @@ __all__ = ["HANDLERS"]
 @get(
     "/healthz",
     summary="Liveness: the process answers",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses("internal-error"),
 )
 async def healthz() -> Status:
     return Status("ok")
@@ -28,7 +34,7 @@ async def healthz() -> Status:
 @get(
     "/readyz",
     summary="Readiness: database reachable and migrations at head",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses("not-ready", "internal-error"),
 )
 async def readyz(request: Request[Any, Any, Any]) -> Status:
     svc = services(request)
@@ -51,7 +57,7 @@ async def readyz(request: Request[Any, Any, Any]) -> Status:
     "/metrics",
     summary="Prometheus metrics",
     media_type="text/plain; version=0.0.4",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses("unauthenticated", "internal-error"),
 )
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     svc = services(request)
@@ -61,7 +67,7 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
 @get(
     "/v1/audit",
     summary="Audit events, oldest first; page with after=<last id>",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(*GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *SERVER_PROBLEMS),
 )
 async def audit(
     request: Request[Any, Any, Any],

@@ -12,13 +12,18 @@ detail)` and the catalogue supplies the title and the status.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
 __all__ = [
+    "BODY_PROBLEMS",
+    "GUARDED_PROBLEMS",
+    "PARAMETER_PROBLEMS",
+    "POLICY_PROBLEMS",
     "PROBLEMS",
     "PROBLEM_BASE",
+    "SERVER_PROBLEMS",
     "ApiError",
     "Problem",
     "ProblemType",
@@ -45,6 +50,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "route-lost": ProblemType(409, "The change would leave served versions without a route"),
     "conflict": ProblemType(409, "The request conflicts with what is stored"),
     "illegal-transition": ProblemType(409, "A lifecycle state only moves forward"),
+    "version-in-use": ProblemType(409, "The version is still called (require_idle)"),
     "request-timeout": ProblemType(408, "The request was not received in time"),
     "body-too-large": ProblemType(413, "The body is larger than the limit"),
     "unsupported-media-type": ProblemType(415, "The body must be application/json"),
@@ -75,6 +81,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     reports: Any = None
     decisions: Any = None
     namespace: str | None = None  # namespace-not-found: the namespace named
+    usage: Any = None  # version-in-use: who still calls the version
 
 
 class ApiError(Exception):
@@ -126,26 +133,63 @@ def namespace_not_found(ns: str) -> ApiError:
     )
 
 
-def problem_responses(*statuses: int) -> dict[int, Any]:
-    """OpenAPI `responses` of a route: these statuses answer a `Problem` (problem+json)."""
+def problem_responses(*codes: str) -> dict[int, Any]:
+    """OpenAPI `responses` of a route: the problems it can answer, named by code.
+
+    Each status gets a `Problem` whose `type` is an enum of just this route's
+    types at that status, and a description listing them, so a client (and
+    the fuzz test, which checks every answer against the spec) knows exactly
+    what one operation may answer.
+    """
     from litestar.openapi.datastructures import ResponseSpec
 
-    titles: dict[int, list[str]] = {}
-    for kind in PROBLEMS.values():
-        titles.setdefault(kind.status, []).append(kind.title)
+    by_status: dict[int, list[str]] = {}
+    for code in dict.fromkeys(codes):
+        by_status.setdefault(PROBLEMS[code].status, []).append(code)
     return {
         status: ResponseSpec(
-            data_container=Problem,
+            data_container=_problem_of(tuple(named)),
             generate_examples=False,
-            description="; ".join(titles.get(status, ["Problem"])),
+            description="; ".join(f"`{code}`: {PROBLEMS[code].title}" for code in named),
             media_type="application/problem+json",
         )
-        for status in statuses
+        for status, named in sorted(by_status.items())
     }
 
 
-# Every route may answer these; routes add their own (404, 409, 413, 415, 422).
-COMMON_PROBLEMS: Final = (400, 401, 403, 500, 503)
+_PROBLEM_TYPES: dict[tuple[str, ...], type[msgspec.Struct]] = {}
+
+
+def _problem_of(codes: tuple[str, ...]) -> type[msgspec.Struct]:
+    """`Problem` with `type` one of `codes`' URIs; one Struct per set of codes, named for
+    them (a component of the OpenAPI document)."""
+    if codes not in _PROBLEM_TYPES:
+        name = "Problem" + "Or".join(code.title().replace("-", "") for code in codes)
+        uris = tuple(PROBLEM_BASE + code for code in codes)
+        _PROBLEM_TYPES[codes] = msgspec.defstruct(
+            name, [("type", Literal[uris])], bases=(Problem,), omit_defaults=True
+        )
+    return _PROBLEM_TYPES[codes]
+
+
+# What a route answers by what it is, on top of its own problems:
+SERVER_PROBLEMS: Final = ("internal-error", "database-unavailable")
+GUARDED_PROBLEMS: Final = ("unauthenticated", "forbidden")  # needs a token or a scope
+PARAMETER_PROBLEMS: Final = ("invalid-request",)  # path or query parameters
+POLICY_PROBLEMS: Final = (  # the publishing rule's refusals of a request (registry.policy)
+    "version-not-found",
+    "converter-invalid",
+    "converter-unverified",
+    "request-invalid",
+    "illegal-transition",
+)
+BODY_PROBLEMS: Final = (  # POST and PUT: a body is read and checked when one is sent
+    "invalid-json",
+    "request-timeout",
+    "body-too-large",
+    "unsupported-media-type",
+    "invalid-body",
+)
 
 
 def also_answers(status: int, body: type[Any], description: str) -> dict[int, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import asyncpg  # type: ignore[import-untyped, unused-ignore]
@@ -42,6 +43,8 @@ class Services:
     read_db: Db | None = None  # the read replica's pool (Settings.read_database_url)
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # the time usage counts are stamped and judged with (tests move it instead of sleeping)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     @property
     def database(self) -> Db:

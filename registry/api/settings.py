@@ -8,11 +8,15 @@ from typing import Annotated, Final
 
 import msgspec
 
+from registry.policy.usage import parse_duration
+
 __all__ = ["BODY_READ_TIMEOUT", "HEADER_READ_TIMEOUT", "Settings"]
 
 _TRUE = {"1", "true", "yes", "on"}
 MAX_TIMEOUT: Final = 3600.0
 Seconds = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT)]
+DAY: Final = 86400
+Duration = Annotated[int, msgspec.Meta(ge=1, le=3660 * DAY)]
 HEADER_READ_TIMEOUT: Final = 10.0
 BODY_READ_TIMEOUT: Final = 30.0
 
@@ -43,6 +47,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # a read replica for history, digest and audit reads (answers may lag the primary)
     read_database_url: str | None = None
     read_pool_max: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10
+    # usage counts (registry/api/usage.py); durations in seconds, from "30d"-style text
+    usage_retention: Duration = 30 * DAY  # counts older than this are deleted
+    retire_warn_window: Duration = 7 * DAY  # a retirement warns of calls this recent
+    require_idle: Duration | None = None  # every retirement needs this much idleness (a floor)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -65,6 +73,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "max_waiters": "REGISTRY_MAX_WAITERS",
             "read_database_url": "REGISTRY_READ_DATABASE_URL",
             "read_pool_max": "REGISTRY_READ_POOL_MAX",
+            "usage_retention": "REGISTRY_USAGE_RETENTION",
+            "retire_warn_window": "REGISTRY_RETIRE_WARN_WINDOW",
+            "require_idle": "REGISTRY_REQUIRE_IDLE",
         }
         for field, variable in names.items():
             raw = env.get(variable)
@@ -82,10 +93,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 values[field] = raw.strip().lower() in _TRUE
             elif field.endswith("_timeout"):
                 values[field] = _seconds(variable, raw)
+            elif field in _DURATIONS:
+                values[field] = _duration(variable, raw)
             else:
                 values[field] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
         return msgspec.convert(values, cls)
+
+
+_DURATIONS: Final = frozenset({"usage_retention", "retire_warn_window", "require_idle"})
+
+
+def _duration(variable: str, raw: str) -> int:
+    try:
+        return int(parse_duration(raw).total_seconds())
+    except ValueError as exc:
+        raise ValueError(f"{variable}: {exc}") from None
 
 
 def _seconds(variable: str, raw: str) -> float:

@@ -10,7 +10,15 @@ from litestar.params import JSONBody, Parameter
 
 from registry.api.answers import Ready
 from registry.api.params import NamespaceName
-from registry.api.problems import COMMON_PROBLEMS, ApiError, problem_responses
+from registry.api.problems import (
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    SERVER_PROBLEMS,
+    ApiError,
+    namespace_not_found,
+    problem_responses,
+)
 from registry.api.services import principal
 from registry.api.tools import _reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
@@ -58,7 +66,9 @@ def _raw_header(scope: Any, name: bytes) -> str | None:
     summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
     media_type="application/json",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404),
+        **problem_responses(
+            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "namespace-not-found", *SERVER_PROBLEMS
+        ),
         200: ResponseSpec(
             data_container=ToolsetPayload,
             generate_examples=False,
@@ -82,7 +92,7 @@ async def toolset(
         svc.database  # noqa: B018 - 503 before reading when there is no database
         built = await svc.cache.get(ns)
         if built is None:
-            raise ApiError("not-found", f"namespace {ns} does not exist")
+            raise namespace_not_found(ns)
     answers = svc.longpolls.answers(ns, built)
     header = _raw_header(request.scope, b"if-none-match")
     if header is None:
@@ -103,7 +113,14 @@ async def toolset(
     "/v1/namespaces/{ns:str}/verify",
     summary="Check a tools/list result against the registry, per tool",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "namespace-not-found",
+        "invalid-protocol-version",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def verify(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
@@ -111,7 +128,7 @@ async def verify(
     svc = await _reader(request, ns)
     snapshot = await repository.load_namespace(svc.database, ns)
     if snapshot is None:
-        raise ApiError("not-found", f"namespace {ns} does not exist")
+        raise namespace_not_found(ns)
     by_tool: dict[str, list[Version]] = {}
     for version in snapshot.versions:
         by_tool.setdefault(version.tool, []).append(version)

@@ -12,7 +12,11 @@ from litestar.params import FromQuery, JSONBody
 from registry.api.auth import Action, Principal
 from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
 from registry.api.problems import (
-    COMMON_PROBLEMS,
+    BODY_PROBLEMS,
+    GUARDED_PROBLEMS,
+    PARAMETER_PROBLEMS,
+    POLICY_PROBLEMS,
+    SERVER_PROBLEMS,
     ApiError,
     also_answers,
     namespace_not_found,
@@ -26,6 +30,7 @@ from registry.api.services import (
     request_id,
     services,
 )
+from registry.api.usage import RetireAnswer, RetireRequest, check_retirements, retire_answer
 from registry.api.wire import (
     AliasAnswer,
     AliasRequest,
@@ -144,7 +149,7 @@ def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None
 @get(
     "/v1/namespaces",
     summary="List namespaces",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses("unauthenticated", *SERVER_PROBLEMS),
 )
 async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     svc = services(request)
@@ -159,7 +164,9 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     summary="Create a namespace",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *BODY_PROBLEMS, *SERVER_PROBLEMS
+        ),
         **also_answers(200, NamespaceEntry, "The namespace already exists"),
     },
 )
@@ -178,7 +185,9 @@ async def create_namespace(
 @get(
     "/v1/namespaces/{ns:str}/tools",
     summary="Tools with their current version",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "namespace-not-found", *SERVER_PROBLEMS
+    ),
 )
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     svc = await _reader(request, ns)
@@ -242,7 +251,17 @@ def _plan(
     summary="Publish a version (DESIGN.md publishing rule)",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "namespace-not-found",
+            "invalid-definition",
+            "breaking-change",
+            *POLICY_PROBLEMS,
+            "version-in-use",
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
     },
 )
@@ -254,6 +273,7 @@ async def publish(
 ) -> Response[PublishAnswer]:
     definition, digest = _validated(ns, tool, data)
     svc = await _writer(request, ns)
+    evidence = await check_retirements(svc, svc.database, ns, tool, data.retire, data.require_idle)
     outcomes: list[PublishOutcome] = []
 
     def decide(state: ToolState) -> PublishPlan | Refusal:
@@ -305,6 +325,9 @@ async def publish(
             created=result.created,
             retired=result.retired,
             deprecated=result.deprecated,
+            warnings=[
+                e.message for e in evidence if e.message and e.usage.version in result.retired
+            ],
         ),
         status_code=201 if result.created else 200,
         headers={"Location": _version_path(ns, tool, version.version)},
@@ -331,7 +354,15 @@ def _version_path(ns: str, tool: str, version: int) -> str:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
     summary="Dry run of publish: the report and the decisions still missing",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "namespace-not-found",
+        "invalid-definition",
+        *POLICY_PROBLEMS,
+        *SERVER_PROBLEMS,
+    ),
 )
 async def check(
     request: Request[Any, Any, Any],
@@ -380,7 +411,9 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
     summary="A tool's history, newest last",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
     await _reader(request, ns)
@@ -393,7 +426,9 @@ async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: Tool
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}",
     summary="One version",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def get_version(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
@@ -415,7 +450,9 @@ def _is_there(found: object) -> bool:
 @get(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/diff",
     summary="The change report from version `against` to version n",
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+    ),
 )
 async def diff(
     request: Request[Any, Any, Any],
@@ -466,7 +503,15 @@ async def _lifecycle_call(coro: Any) -> Version:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/deprecate",
     summary="Deprecate a version, with an optional sunset",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "not-found",
+        "illegal-transition",
+        "route-lost",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def deprecate(
     request: Request[Any, Any, Any],
@@ -494,16 +539,33 @@ async def deprecate(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/retire",
-    summary="Retire a version (final)",
+    summary="Retire a version (final); `require_idle` refuses while it is still called",
     status_code=200,
-    responses=problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+    responses=problem_responses(
+        *GUARDED_PROBLEMS,
+        *PARAMETER_PROBLEMS,
+        *BODY_PROBLEMS,
+        "not-found",
+        "illegal-transition",
+        "route-lost",
+        "version-in-use",
+        *SERVER_PROBLEMS,
+    ),
 )
 async def retire(
-    request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
-) -> Version:
+    request: Request[Any, Any, Any],
+    ns: NamespaceName,
+    tool: ToolName,
+    n: VersionText,
+    data: JSONBody[RetireRequest | None] = None,
+) -> RetireAnswer:
     number = version_number(n)
     svc = await _writer(request, ns)
-    return await _lifecycle_call(
+    # usage evidence first (registry/api/usage.py): 409 version-in-use, or warnings
+    evidence = await check_retirements(
+        svc, svc.database, ns, tool, [number], data.require_idle if data is not None else None
+    )
+    record = await _lifecycle_call(
         repository.retire(
             svc.database,
             ns,
@@ -514,6 +576,7 @@ async def retire(
             guard=_route_guard(svc, number, retiring=True),
         ),
     )
+    return retire_answer(record, evidence)
 
 
 # -- converters and aliases ----------------------------------------------------
@@ -524,7 +587,15 @@ async def retire(
     summary="Register a verified converter",
     status_code=201,
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "not-found",
+            "conflict",
+            *POLICY_PROBLEMS,
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(200, ConverterAnswer, "The same converter was already registered"),
     },
 )
@@ -574,7 +645,15 @@ async def register_converter(
     "/v1/namespaces/{ns:str}/aliases/{alias:str}",
     summary="Create or re-point an alias",
     responses={
-        **problem_responses(*COMMON_PROBLEMS, 404, 409, 413, 415, 422),
+        **problem_responses(
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            "not-found",
+            "conflict",
+            *POLICY_PROBLEMS,
+            *SERVER_PROBLEMS,
+        ),
         **also_answers(201, AliasAnswer, "The alias was created"),
     },
 )

@@ -75,6 +75,7 @@ class PublishAnswer(msgspec.Struct, kw_only=True):
     created: bool
     retired: list[int] = msgspec.field(default_factory=list)
     deprecated: list[int] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)  # retired versions still called
 
 
 class CheckAnswer(msgspec.Struct, kw_only=True):

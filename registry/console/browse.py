@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import timedelta
 from itertools import pairwise
 from typing import Annotated, Any, Final
 
@@ -36,8 +37,10 @@ from registry.console.views import (
     timeline,
     tool_rows,
 )
+from registry.policy.usage import format_duration, summarize
 from registry.store import Alias, AuditEvent, Converter, Version, repository
 from registry.store.overview import namespace_overview, version_states
+from registry.store.usage import usage_rows
 
 __all__ = ["HANDLERS", "LIVE_WAIT_SECONDS"]
 
@@ -149,11 +152,16 @@ async def _tool_context(
         )
         if route is not None:
             routes[version.version] = route
+    window = timedelta(seconds=svc.settings.retire_warn_window)
+    rows = await usage_rows(svc.database, ns, tool, since=svc.clock() - window)
     return {
         "ns": ns,
         "tool": tool,
         "known": known,
         "seen": data.seen,
+        # who called each version within the warning window (as of this rendering)
+        "usage": {u.version: u for u in summarize(rows)},
+        "usage_window": format_duration(window),
         "versions": versions,
         "entries": timeline(versions, converters, data.aliases, events, reports, routes),
         "audit_visible": events is not None,

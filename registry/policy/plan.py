@@ -34,6 +34,7 @@ from registry.policy.publishing import (
     verify_converter,
 )
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
+from registry.policy.usage import RequireIdle, VersionUsage
 
 __all__ = [
     "AliasIntent",
@@ -65,6 +66,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     namespace: str
     tool: dict[str, Any]
     retire: list[VersionNumber] = msgspec.field(default_factory=list)
+    require_idle: RequireIdle | None = None  # refuse `retire` while a version is still called
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[AliasIntent] = msgspec.field(default_factory=list)
@@ -77,6 +79,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             retire=list(self.retire),
             deprecate=list(self.deprecate),
             converters=list(self.converters),
+            require_idle=self.require_idle,
         )
 
 
@@ -111,6 +114,10 @@ class ToolPlan(msgspec.Struct, frozen=True, kw_only=True):
     decisions: list[Decision]
     lifecycle: list[LifecycleChange]
     aliases: list[AliasPlan]
+    # usage (registry/api/usage.py): who called its deprecated versions and those it
+    # retires within the warning window; a retirement refused by `require_idle`
+    callers: list[VersionUsage] = msgspec.field(default_factory=list)
+    in_use: list[str] = msgspec.field(default_factory=list)
 
 
 class NamespacePlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

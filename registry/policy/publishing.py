@@ -36,6 +36,7 @@ from registry.compat import (
 )
 from registry.compat.kinds import worst
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
+from registry.policy.usage import RequireIdle
 
 __all__ = [
     "MAX_VERSION",
@@ -131,6 +132,8 @@ class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     retire: list[VersionNumber] = msgspec.field(default_factory=list)
     deprecate: list[DeprecationRequest] = msgspec.field(default_factory=list)
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
+    # refuse the retirements while a version is still called (registry/api/usage.py)
+    require_idle: RequireIdle | None = None
 
 
 # -- the outcome ---------------------------------------------------

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from itertools import groupby
@@ -34,6 +35,7 @@ import msgspec
 from registry.canonical import canonical_json
 from registry.policy.publishing import AliasLike
 from registry.policy.routes import ConverterLike, RouteFinder, RouteStep, VersionLike
+from registry.sdk.toolset import contract_changes
 
 __all__ = [
     "BuiltToolset",
@@ -47,6 +49,8 @@ __all__ = [
     "rfc3339",
     "update_parts",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 class StoredVersionLike(VersionLike, Protocol):
@@ -107,6 +111,20 @@ def _by_tool(versions: Sequence[StoredVersionLike]) -> dict[str, list[StoredVers
     return {tool: list(group) for tool, group in groupby(versions, key=lambda v: v.tool)}
 
 
+def _changes(finder: RouteFinder, version: VersionLike, current: VersionLike) -> dict[str, Any]:
+    """`{"changes": [...]}` from `version` to `current` (the engine's report, cached
+    by digests in the finder), or nothing when the engine cannot tell: a gate
+    then computes them itself (Python) or names none (TypeScript)."""
+    if version.version == current.version:
+        return {}
+    try:
+        report = finder.report(version, current)
+    except Exception:  # the payload still serves; the refusal text only loses the changes
+        _log.warning("toolset.changes_unavailable", exc_info=True)
+        return {}
+    return {"changes": [msgspec.to_builtins(c) for c in contract_changes(report)]}
+
+
 def _converters_of(converters: Sequence[ToolConverterLike]) -> dict[str, list[ToolConverterLike]]:
     found: dict[str, list[ToolConverterLike]] = {}
     for converter in converters:
@@ -126,7 +144,8 @@ def tool_part(
     served = [v for v in history if v.state != "retired"]
     if not served:
         return None
-    current = served[-1].version
+    current_version = served[-1]
+    current = current_version.version
     entries = []
     for version in reversed(served):
         route = finder.route(history, converters, start=version.version, target=current)
@@ -142,6 +161,7 @@ def tool_part(
                 "sunset": rfc3339(version.sunset),
                 "definition": version.definition,
                 "route": _route(route),
+                **_changes(finder, version, current_version),
             }
         )
     entry = {
@@ -150,8 +170,14 @@ def tool_part(
         "versions": entries,
         # definitions included: a gate names the retired contract a
         # version-less call still speaks (inferredVersion)
+        # and what changed from each to current, in the engine's words
         "retired": [
-            {"version": v.version, "digest": v.digest, "definition": v.definition}
+            {
+                "version": v.version,
+                "digest": v.digest,
+                "definition": v.definition,
+                **_changes(finder, v, current_version),
+            }
             for v in history
             if v.state == "retired"
         ],

@@ -26,7 +26,15 @@ from registry.compat import Op, classify
 from registry.patterns import linear_validator
 from registry.sdk._logging import get_logger
 from registry.sdk.strict import strict_schema
-from registry.sdk.toolset import AliasEntry, RouteStep, ToolEntry, Toolset, ToolsetError
+from registry.sdk.toolset import (
+    AliasEntry,
+    ContractChange,
+    RouteStep,
+    ToolEntry,
+    Toolset,
+    ToolsetError,
+    contract_changes,
+)
 from registry.sdk.validators import SchemaValidator, compile_validator
 
 __all__ = [
@@ -41,11 +49,6 @@ __all__ = [
 ]
 
 MAX_ERRORS = 10
-# cosmetic kinds of the engine's vocabulary (DESIGN.md): nothing a caller must change
-_COSMETIC = frozenset(
-    {"description-changed", "title-changed", "examples-changed", "comment-changed", "icons-changed"}
-)
-_INPUT = "/inputSchema"
 
 _log = get_logger("registry.sdk.gate")
 
@@ -110,6 +113,8 @@ class CompiledTool:
     compiler: Compiler
     strict_input: Any
     """The strict form of current's input schema (what version-less calls meet)."""
+    # the registry's own `changes` per older version, where the payload carries them
+    carried_changes: Mapping[int, tuple[ContractChange, ...]] = field(default_factory=dict)
     _older: tuple[tuple[int, SchemaValidator], ...] | None = None
     _changes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     _schema_text: dict[tuple[int, bool], str] = field(default_factory=dict)
@@ -171,32 +176,30 @@ class CompiledTool:
 
     def changes_to_current(self, version: int) -> list[dict[str, Any]]:
         """What changed in the input schema from `version` to current, in the
-        engine's words: `{kind, path, message, old, new}`, cosmetic kinds left out."""
+        engine's words: `{kind, path, message, old, new}`, cosmetic kinds left out.
+        The payload's own `changes` where it carries them (every SDK then names
+        the same ones), else the engine's report, computed once."""
         found = self._changes.get(version)
         if found is None:
-            try:
-                report = classify(
-                    dict(self.definitions[version]), dict(self.definitions[self.current.version])
-                )
-            except Exception as exc:  # an engine failure must not turn a refusal into a crash
-                _log.warning(
-                    "gate.changes_unavailable", tool=self.name, version=version, error=str(exc)
-                )
-                found = []
+            carried = self.carried_changes.get(version)
+            if carried is not None:
+                found = [msgspec.structs.asdict(change) for change in carried]
             else:
-                found = [
-                    {
-                        "kind": str(change.kind),
-                        "path": change.path,
-                        "message": change.message,
-                        "old": change.old,
-                        "new": change.new,
-                    }
-                    for change in report.changes
-                    if change.path.startswith(_INPUT) and str(change.kind) not in _COSMETIC
-                ]
+                found = self._engine_changes(version)
             self._changes[version] = found
         return found
+
+    def _engine_changes(self, version: int) -> list[dict[str, Any]]:
+        try:
+            report = classify(
+                dict(self.definitions[version]), dict(self.definitions[self.current.version])
+            )
+        except Exception as exc:  # an engine failure must not turn a refusal into a crash
+            _log.warning(
+                "gate.changes_unavailable", tool=self.name, version=version, error=str(exc)
+            )
+            return []
+        return [msgspec.structs.asdict(change) for change in contract_changes(report)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,14 @@ def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
     retired = sorted(r.version for r in entry.retired)
     definitions: dict[int, Mapping[str, Any]] = {v.version: v.definition for v in entry.versions}
     definitions.update({r.version: r.definition for r in entry.retired if r.definition is not None})
+    carried = {v.version: v.changes for v in entry.versions if v.changes is not None}
+    carried.update(
+        {
+            r.version: r.changes
+            for r in entry.retired
+            if r.changes is not None and r.definition is not None
+        }
+    )
     return CompiledTool(
         name=entry.name,
         current=served[entry.current],
@@ -246,6 +257,7 @@ def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
         definitions=definitions,
         compiler=compiler,
         strict_input=strict_input,
+        carried_changes=carried,
     )
 
 

@@ -503,10 +503,17 @@ class GatedTools:
             result = await dispatch(ctx, params, decision)
             return project_result(result, ctx.protocol_version)
 
+        server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+        self.install_listing(server, subscriptions=subscriptions)
+
+    def install_listing(
+        self, server: Server[Any], *, subscriptions: SubscriptionBus | None = None
+    ) -> None:
+        """Take over `tools/list` and announce swaps on `server`, leaving
+        `tools/call` to the caller (FastMCP gates it in its own middleware)."""
         server.add_request_handler(
             "tools/list", types.PaginatedRequestParams, self._handle_list_tools
         )
-        server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
         server.get_tool_input_schema = self.input_schema
         server.middleware.append(self._middleware)
         if self._list_changed:

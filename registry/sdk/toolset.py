@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from registry.compat import ChangeReport
     from registry.sdk.sync import Backoff, OnChange, SyncSource, ToolsetWatcher
 
 __all__ = [
     "AliasContract",
     "AliasEntry",
+    "ContractChange",
     "RetiredVersion",
     "RouteStep",
     "ToolEntry",
@@ -43,8 +45,15 @@ __all__ = [
     "ToolsetError",
     "ToolsetPayload",
     "VersionEntry",
+    "contract_changes",
     "payload_digest",
 ]
+
+# cosmetic kinds of the engine's vocabulary (DESIGN.md): nothing a caller must change
+_COSMETIC = frozenset(
+    {"description-changed", "title-changed", "examples-changed", "comment-changed", "icons-changed"}
+)
+_INPUT = "/inputSchema"
 
 
 # The payload's Structs are not tracked by the cycle collector (`gc=False`): they
@@ -71,8 +80,39 @@ class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=Fal
                 parse_pointer(pointer)  # ConverterError is a ValueError: msgspec reports it
 
 
+class ContractChange(msgspec.Struct, frozen=True, gc=False):
+    """One change a caller of an older version must make to speak current, in
+    the engine's words: a change of the input schema, cosmetic kinds left out."""
+
+    kind: str
+    path: str
+    message: str
+    old: Any = None
+    new: Any = None
+
+
+def contract_changes(report: ChangeReport) -> tuple[ContractChange, ...]:
+    """The changes of `report` (older version -> current) that a caller must act on."""
+    return tuple(
+        ContractChange(
+            kind=str(change.kind),
+            path=change.path,
+            message=change.message,
+            # plain JSON values: the payload digest canonicalises them
+            old=msgspec.to_builtins(change.old),
+            new=msgspec.to_builtins(change.new),
+        )
+        for change in report.changes
+        if change.path.startswith(_INPUT) and str(change.kind) not in _COSMETIC
+    )
+
+
 class VersionEntry(msgspec.Struct, frozen=True, gc=False):
-    """A served (non-retired) version of a tool and its route to current."""
+    """A served (non-retired) version of a tool and its route to current.
+
+    `changes` (every version but current): what changed from it to current,
+    computed by the registry so that every SDK names the same changes; None in
+    payloads of registries that predate it (the Python gate then runs the engine)."""
 
     version: int
     digest: str
@@ -80,15 +120,18 @@ class VersionEntry(msgspec.Struct, frozen=True, gc=False):
     definition: dict[str, Any]
     route: tuple[RouteStep, ...] = ()
     sunset: str | None = None
+    changes: tuple[ContractChange, ...] | None = None
 
 
 class RetiredVersion(msgspec.Struct, frozen=True, gc=False):
     """A retired version; `definition` is None in payloads of registries that
-    predate it (the gate then cannot name it as a call's inferred version)."""
+    predate it (the gate then cannot name it as a call's inferred version).
+    `changes`: as `VersionEntry.changes`, present only with `definition`."""
 
     version: int
     digest: str
     definition: dict[str, Any] | None = None
+    changes: tuple[ContractChange, ...] | None = None
 
 
 class ToolEntry(msgspec.Struct, frozen=True, gc=False):

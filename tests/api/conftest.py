@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import httpx
 import pytest_asyncio
@@ -68,12 +69,13 @@ class Registry:
 
 
 class ServedApp:
-    """uvicorn running the app in this event loop until `stop()`."""
+    """uvicorn running the app in this event loop until `stop()`; `clock` (a callable
+    answering an aware datetime) replaces the app's clock for usage counts."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], datetime] | None = None) -> None:
         self.settings = settings
         config = uvicorn.Config(
-            asgi(settings),
+            asgi(settings, clock=clock),
             host="127.0.0.1",
             port=settings.port,
             log_level="warning",
@@ -116,7 +118,10 @@ async def create_namespaces(database_url: str, names: Sequence[str]) -> None:
 
 
 async def serve(
-    database_url: str, namespaces: Sequence[str] = TEST_NAMESPACES, **overrides: object
+    database_url: str,
+    namespaces: Sequence[str] = TEST_NAMESPACES,
+    clock: Callable[[], datetime] | None = None,
+    **overrides: object,
 ) -> ServedApp:
     settings = Settings(
         database_url=database_url,
@@ -126,7 +131,7 @@ async def serve(
         pool_max=20,
         **overrides,  # type: ignore[arg-type]
     )
-    app = ServedApp(settings)
+    app = ServedApp(settings, clock)
     await app.start()  # migrates a new database first
     await create_namespaces(database_url, namespaces)
     return app

@@ -47,3 +47,24 @@ def test_every_endpoint_of_the_design_table_is_in_the_spec() -> None:
     document = openapi_document()
     operations = {(method, path) for path, item in document["paths"].items() for method in item}
     assert operations >= DESIGN_TABLE, sorted(DESIGN_TABLE - operations)
+
+
+def test_each_operation_lists_only_its_own_problems() -> None:
+    """A status's problem schema names just that operation's problem types."""
+    document = openapi_document()
+    schemas = document["components"]["schemas"]
+
+    def types(method: str, path: str) -> set[str]:
+        found: set[str] = set()
+        for answer in document["paths"][path][method]["responses"].values():
+            media = answer.get("content", {}).get("application/problem+json")
+            if media is not None:
+                kind = schemas[media["schema"]["$ref"].rsplit("/", 1)[-1]]["properties"]["type"]
+                found |= {t.rsplit("/", 1)[-1] for t in kind.get("enum", [kind.get("const")])}
+        return found
+
+    assert types("get", "/healthz") == {"internal-error"}
+    assert types("get", "/v1/namespaces/{ns}/toolset") >= {"namespace-not-found", "forbidden"}
+    assert "breaking-change" not in types("get", "/v1/namespaces/{ns}/toolset")
+    assert "breaking-change" in types("post", "/v1/namespaces/{ns}/tools/{tool}/versions")
+    assert "invalid-json" not in types("get", "/v1/namespaces/{ns}/tools")

@@ -429,3 +429,48 @@ async def test_the_timeline_shows_decisions_routes_and_who_to_an_admin(
     assert "Aliases resolving to db.query db_query_v1 speaks db.query v1" in tool
     # The namespace page: the alias, its contract and its route through the converter.
     assert "db_query_v1 db.query db.query v1 v1 → v2: converter" in namespace
+
+
+async def test_the_timeline_shows_who_still_calls_each_version(registry: Registry) -> None:
+    await registry.client.put(BILLING)
+    assert (
+        await registry.client.post(f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V3})
+    ).status_code == 201
+    ops = [
+        {"op": "fill", "path": "/timeout_ms", "value": 30000},
+        {"op": "rename", "from": "/timeout_ms", "to": "/timeout"},
+        {"op": "reject", "path": "/mode", "values": ["write"], "message": "read-only now"},
+    ]
+    landed = await registry.client.post(
+        f"{DB_QUERY}/versions",
+        json={
+            "definition": DB_QUERY_V4,
+            "converters": [{"from": 1, "ops": ops}],
+            "deprecate": [{"version": 1}],
+        },
+    )
+    assert landed.status_code == 201, landed.text
+    report = {
+        "server": "billing-eu-1",
+        "toolset": "sha256:" + "0" * 64,
+        "counts": [
+            {"tool": "db.query", "version": 1, "decision": "converted", "calls": 1204},
+            {
+                "tool": "db.query",
+                "version": 1,
+                "decision": "refused",
+                "reason": "conversion_rejected",
+                "calls": 3,
+            },
+        ],
+    }
+    assert (await registry.client.post(f"{BILLING}/usage", json=report)).status_code == 200
+    async with signed_in(registry, await registry.token("billing:read")) as console:
+        page = (await console.get("/ui/namespaces/billing/tools/db.query")).text
+    tool = text_of(page)
+    v2 = tool[tool.index("Version 2") : tool.index("Version 1")]
+    v1 = tool[tool.index("Version 1") :]
+    assert "Calls (last 7d) none reported" in v2
+    assert "Calls (last 7d) 1,207: still called" in v1
+    assert "by billing-eu-1 (1,207); refused: conversion_rejected 3" in v1
+    assert 'class="usage still-called"' in page

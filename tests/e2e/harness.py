@@ -101,13 +101,21 @@ async def handshake(session: ClientSession, version: str = PROTOCOL) -> types.In
 
 @asynccontextmanager
 async def gated_server(
-    tmp_path: Path, *, url: str, namespace: str, cache: Path, name: str = "server"
+    tmp_path: Path,
+    *,
+    url: str,
+    namespace: str,
+    cache: Path,
+    name: str = "server",
+    example: Path = EXAMPLE,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[GatedServer]:
-    """Spawn the example over stdio and open a 2025-06-18 session on it."""
+    """Spawn the example (or another server taking its environment; `env`: more of
+    it) over stdio and open a 2025-06-18 session on it."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(EXAMPLE)],
-        env=server_env(url, namespace, cache),
+        args=[str(example)],
+        env=server_env(url, namespace, cache) | (env or {}),
         cwd=str(ROOT),
     )
     stderr_path = tmp_path / f"{name}.stderr.log"
@@ -138,14 +146,14 @@ async def refused(call: Awaitable[Any], code: int) -> dict[str, Any]:
 
 
 async def run_to_exit(
-    url: str, namespace: str, cache: Path, timeout: float = 30
+    url: str, namespace: str, cache: Path, timeout: float = 30, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
     """Run the example without a client until it exits: (exit code, stderr)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(EXAMPLE),
         cwd=str(ROOT),
-        env=get_default_environment() | server_env(url, namespace, cache),
+        env=get_default_environment() | server_env(url, namespace, cache) | (env or {}),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

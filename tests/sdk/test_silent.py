@@ -4,7 +4,8 @@ Each test runs a fresh interpreter that embeds the SDK the way an application
 does, configuring no logging, and drives every branch that logs: accepted calls
 declared and not, refusals of every kind, a broken converter (an error), a boot
 sync from a dead registry that falls back to the cache (retries, then an error),
-the MCP adapter. Whatever it prints is captured; stdout must stay empty.
+the MCP adapter, a usage report to the dead registry (a warning). Whatever it
+prints is captured; stdout must stay empty.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ synced = asyncio.run(
     Toolset.sync(dead, "billing", cache=cache, retries=1, backoff=Backoff(base=0.01, cap=0.01))
 )
 assert synced.digest == toolsets[0].digest
+
+# usage counted on every call, and a report to the registry that is not there
+from registry.sdk.usage import UsageReporter
+reporter = UsageReporter(dead, "billing", server="silent", source=toolsets[0])
+Gate(toolsets[0], on_decision=reporter.record).check("db.query", {{"query": "q"}}, None)
+assert asyncio.run(reporter.flush()) is False
 print("done", file=sys.stderr)
 """
 
@@ -111,5 +118,6 @@ def test_embedding_the_sdk_with_no_logging_configured_writes_nothing_to_stdout(
     # warnings and errors still reach stderr through logging's last resort
     assert "toolset.sync.from_cache: RUNNING FROM CACHE" in stderr, stderr
     assert "gate.converter_broken" in stderr, stderr
+    assert "usage.report.failed: usage not reported" in stderr, stderr
     # nothing below WARNING was formatted: no line per call
     assert "gate.decision" not in stderr, stderr

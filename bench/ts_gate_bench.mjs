@@ -1,0 +1,169 @@
+// The TypeScript gate's accepted declared call against a bare Ajv validate on
+// the same schema, measured in one run, interleaved (issue 17: p50 within 2x).
+//
+//   make bench-ts                       # installs and builds sdk-ts first
+//   node bench/ts_gate_bench.mjs [--rounds 400] [--batch 2000]
+//
+// Each round times one batch of `batch` gate.check calls (db.query declaring
+// "v4", seed 000's current schema) and one batch of bare validate calls (Ajv
+// 2020, the schema compiled once), in alternating order; the per-call time of
+// a batch is its time / batch. Prints p50 and p90 per call and their ratio.
+// Also the version-less accepted call (the strict form of v4), and the same
+// pair on a tool schema of the size real servers list (8 properties), for reference.
+// The last line says whether the seed 000 ratio is within 2x.
+
+import { createRequire } from "node:module";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const sdk = await import(resolve(ROOT, "sdk-ts/dist/src/index.js"));
+// the very Ajv the gate runs on (sdk-ts's own dependency)
+const require = createRequire(resolve(ROOT, "sdk-ts/package.json"));
+const Ajv2020 = require("ajv/dist/2020.js").default;
+
+function option(name, fallback) {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+}
+const ROUNDS = option("rounds", 400);
+const BATCH = option("batch", 2000);
+
+const DB_QUERY_V3 = {
+  name: "db.query",
+  description: "Run a SQL query.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string" },
+      timeout_ms: { type: "integer", default: 30000 },
+      mode: { type: "string", enum: ["read", "write"] },
+    },
+    required: ["query"],
+  },
+};
+const DB_QUERY_V4 = {
+  name: "db.query",
+  description: "Run a SQL query.",
+  inputSchema: {
+    type: "object",
+    properties: { query: { type: "string" }, timeout: { type: "integer" }, mode: { type: "string", enum: ["read"] } },
+    required: ["query"],
+    additionalProperties: true,
+  },
+};
+const body = {
+  namespace: "billing",
+  tools: [
+    {
+      name: "db.query",
+      current: 4,
+      versions: [
+        { version: 4, digest: sdk.digest(DB_QUERY_V4), state: "active", sunset: null, definition: DB_QUERY_V4, route: [] },
+      ],
+      retired: [{ version: 3, digest: sdk.digest(DB_QUERY_V3), definition: DB_QUERY_V3 }],
+    },
+  ],
+  aliases: [],
+};
+const toolset = sdk.Toolset.fromPayload({ ...body, digest: sdk.payloadDigest(body) });
+const gate = new sdk.Gate(toolset);
+const validate = new Ajv2020({ strict: false }).compile(structuredClone(DB_QUERY_V4.inputSchema));
+
+// a tool schema of the size real servers list (github-mcp-server's create_issue shape)
+const CREATE_ISSUE = {
+  name: "create_issue",
+  description: "Create a new issue in a GitHub repository",
+  inputSchema: {
+    type: "object",
+    properties: {
+      owner: { type: "string", description: "Repository owner" },
+      repo: { type: "string", description: "Repository name" },
+      title: { type: "string", description: "Issue title" },
+      body: { type: "string", description: "Issue body content" },
+      assignees: { type: "array", items: { type: "string" }, description: "Usernames to assign" },
+      labels: { type: "array", items: { type: "string" }, description: "Labels to apply" },
+      milestone: { type: "number", description: "Milestone number" },
+      type: { type: "string", description: "Type of this issue" },
+    },
+    required: ["owner", "repo", "title"],
+  },
+};
+const issueBody = {
+  namespace: "github",
+  tools: [
+    {
+      name: "create_issue",
+      current: 1,
+      versions: [{ version: 1, digest: sdk.digest(CREATE_ISSUE), state: "active", sunset: null, definition: CREATE_ISSUE, route: [] }],
+      retired: [],
+    },
+  ],
+  aliases: [],
+};
+const issueGate = new sdk.Gate(sdk.Toolset.fromPayload({ ...issueBody, digest: sdk.payloadDigest(issueBody) }));
+const issueValidate = new Ajv2020({ strict: false }).compile(structuredClone(CREATE_ISSUE.inputSchema));
+const issueArgs = { owner: "octo", repo: "hello", title: "Bug", body: "It breaks.", labels: ["bug", "p1"], assignees: ["me"], milestone: 3 };
+const issueMeta = { schemaVersion: "v1" };
+
+const args = { query: "SELECT 1", timeout: 5000, mode: "read" };
+const meta = { schemaVersion: "v4" };
+
+// the calls must do what is measured
+if (
+  !gate.check("db.query", args, meta).accepted ||
+  !validate(args) ||
+  !gate.check("db.query", args, null).accepted ||
+  !issueGate.check("create_issue", issueArgs, issueMeta).accepted ||
+  !issueValidate(issueArgs)
+) {
+  throw new Error("the measured calls are not accepted");
+}
+
+let sink = 0;
+const cases = {
+  gate_declared: () => {
+    for (let i = 0; i < BATCH; i++) sink += gate.check("db.query", args, meta).accepted ? 1 : 0;
+  },
+  ajv_validate: () => {
+    for (let i = 0; i < BATCH; i++) sink += validate(args) ? 1 : 0;
+  },
+  gate_versionless: () => {
+    for (let i = 0; i < BATCH; i++) sink += gate.check("db.query", args, null).accepted ? 1 : 0;
+  },
+  issue_gate_declared: () => {
+    for (let i = 0; i < BATCH; i++) sink += issueGate.check("create_issue", issueArgs, issueMeta).accepted ? 1 : 0;
+  },
+  issue_ajv_validate: () => {
+    for (let i = 0; i < BATCH; i++) sink += issueValidate(issueArgs) ? 1 : 0;
+  },
+};
+const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+const names = Object.keys(cases);
+for (let round = 0; round < ROUNDS; round++) {
+  // alternate the order so neither side always runs warm
+  const order = round % 2 === 0 ? names : [...names].reverse();
+  for (const name of order) {
+    const started = process.hrtime.bigint();
+    cases[name]();
+    samples[name].push(Number(process.hrtime.bigint() - started) / BATCH);
+  }
+}
+
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+const p50 = Object.fromEntries(names.map((n) => [n, quantile(samples[n], 0.5)]));
+const p90 = Object.fromEntries(names.map((n) => [n, quantile(samples[n], 0.9)]));
+console.log(`node ${process.version}, ${ROUNDS} rounds x ${BATCH} calls, interleaved (ns per call)`);
+for (const n of names) console.log(`  ${n.padEnd(18)} p50 ${p50[n].toFixed(1).padStart(8)}   p90 ${p90[n].toFixed(1).padStart(8)}`);
+const ratio = p50.gate_declared / p50.ajv_validate;
+console.log(`accepted declared call / bare Ajv validate, p50: ${ratio.toFixed(2)}x (target: within 2x)`);
+console.log(`version-less accepted call / bare Ajv validate, p50: ${(p50.gate_versionless / p50.ajv_validate).toFixed(2)}x`);
+console.log(
+  `create_issue (8 properties): accepted declared call / bare Ajv validate, p50: ` +
+    `${(p50.issue_gate_declared / p50.issue_ajv_validate).toFixed(2)}x`,
+);
+if (sink === 0) console.log("");
+console.log(ratio <= 2 ? "within 2x" : "NOT within 2x");

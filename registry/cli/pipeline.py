@@ -1,0 +1,314 @@
+"""Release-pipeline verbs: `registry plan DIR`, `registry apply DIR`, `registry check DIR`.
+
+    registry plan tools/                         # what applying tools/ would do (exit 1: refused)
+    registry apply tools/                        # all of it lands, or none of it (re-run: no-op)
+    registry check tools/ --format github        # a CI gate: exit 1 on an undecided breaking change
+    registry check tools/ --against-file toolset.json   # the same gate, offline
+
+`plan` and `check` send the manifests of DIR (`registry.manifests`) to
+`POST {url}/v1/apply?plan=true`; `apply` sends them to `POST {url}/v1/apply`,
+which applies the bundle in one transaction. `check --against-file` needs no
+network: it rebuilds each tool's stored state from a saved toolset
+(`registry.cli.offline`) and runs the same planner locally.
+
+Output (`--format`, `registry.cli.render`): `text` (a table and a line per
+change), `json` (the `PlanAnswer`, `schemas/plan.schema.json`), `github`
+(workflow commands, `::error file=...,line=...` at the manifest line of the
+changed property; with `GITHUB_STEP_SUMMARY` set, the markdown report is
+appended there too), `markdown` (a pull-request comment).
+
+Exit codes: 0 ok; 1 a breaking change lacks its decision, or the registry
+refused the bundle (409); 2 bad manifests, a bad toolset file, an unreachable
+registry, or any other problem answer (401, 403, 422, 5xx).
+
+Base install only: httpx and msgspec, no service imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
+
+import httpx
+import msgspec
+
+from registry.cli.common import (
+    EXIT_BREAKING,
+    EXIT_OK,
+    PROG,
+    Failed,
+    InputError,
+    Verb,
+    located,
+    one_line,
+    registry_token,
+    registry_url,
+)
+from registry.cli.offline import offline_answer
+from registry.cli.render import (
+    FORMATS,
+    Mode,
+    Report,
+    append_step_summary,
+    display_path,
+    github_command,
+    new_namespaces,
+    render,
+)
+from registry.manifests import Manifest, ManifestError, collect_directory
+from registry.policy.plan import ApplyRequest, PlanAnswer
+
+__all__ = ["PIPELINE_VERBS", "run_apply", "run_check", "run_plan"]
+
+_DEFAULT_TIMEOUT = 30.0
+
+
+def _input_error(message: str) -> NoReturn:
+    raise InputError(one_line(message))
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        metavar="DIR",
+        help="the manifests: a directory searched recursively for *.yaml, *.yml and *.json "
+        "(hidden files and directories skipped), or one manifest file",
+    )
+    parser.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+    parser.add_argument(
+        "--token",
+        help="a bearer token with <namespace>:publish for every namespace of DIR "
+        "(env REGISTRY_TOKEN)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text: a table; json: schemas/plan.schema.json; github: workflow commands "
+        "at the manifest lines; markdown: a pull-request comment (default text)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=_DEFAULT_TIMEOUT,
+        help=f"seconds to wait for the registry (default {_DEFAULT_TIMEOUT:g})",
+    )
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _common_arguments(parser)
+    parser.add_argument(
+        "--against-file",
+        metavar="TOOLSET",
+        help="check offline against a saved toolset (the payload of "
+        "GET /v1/namespaces/{ns}/toolset, e.g. from `registry sync NS -o toolset.json`); "
+        "no network is used",
+    )
+
+
+# -- the verbs -----------------------------------------------------------------------------
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    return _run(args, "plan")
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    return _run(args, "apply")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    return _run(args, "check")
+
+
+def _run(args: argparse.Namespace, mode: Mode) -> int:
+    out, err = sys.stdout, sys.stderr
+    against = getattr(args, "against_file", None)
+    try:
+        manifests = _load(args.directory, args.format, out)
+        if against:
+            answer = offline_answer(manifests, against)
+            refusal = None
+        else:
+            url, token = _endpoint(args)
+            client = _Client(url, token, args.timeout)
+            if mode == "apply" and err.isatty():
+                noun = "manifest" if len(manifests) == 1 else "manifests"
+                print(f"{PROG}: applying {len(manifests)} {noun} to {url} ...", file=err)
+            answer, refusal = client.apply(manifests, plan=mode != "apply")
+    except Failed as failed:
+        for line in failed.lines:
+            print(f"{PROG}: {line}", file=err)
+        return failed.code
+    report = Report(mode, answer, manifests, offline=bool(against))
+    render(report, args.format, out)
+    if args.format == "github":
+        append_step_summary(report)
+    if mode == "apply" and err.isatty():
+        _progress(answer, err)
+    if refusal is not None:
+        print(f"{PROG}: {refusal}", file=err)
+    if mode == "apply":
+        return EXIT_OK if answer.applied else EXIT_BREAKING
+    return EXIT_OK if answer.accepted else EXIT_BREAKING
+
+
+def _endpoint(args: argparse.Namespace) -> tuple[str, str | None]:
+    url = registry_url(args)
+    if not url:
+        hint = " (or check offline with --against-file)" if hasattr(args, "against_file") else ""
+        _input_error(f"no registry URL: pass --url or set REGISTRY_URL{hint}")
+    if not url.startswith(("http://", "https://")):
+        _input_error(f"registry URL {url!r} must start with http:// or https://")
+    if args.timeout <= 0:
+        _input_error("--timeout must be positive")
+    return url.rstrip("/"), registry_token(args)
+
+
+def _load(directory: str, output_format: str, out: TextIO) -> list[Manifest]:
+    manifests, errors = collect_directory(directory)
+    if errors:
+        if output_format == "github":
+            for error in errors:
+                out.write(_manifest_error_command(error))
+        raise Failed([one_line(str(error)) for error in errors])
+    return manifests
+
+
+def _manifest_error_command(error: ManifestError) -> str:
+    props = {"file": display_path(error.path)}
+    if error.line is not None:
+        props["line"] = str(error.line)
+        if error.column is not None:
+            props["col"] = str(error.column)
+    props["title"] = "invalid manifest"
+    message = f"{error.pointer}: {error.message}" if error.pointer else error.message
+    return github_command("error", props, message)
+
+
+def _progress(answer: PlanAnswer, err: TextIO) -> None:
+    for name in new_namespaces(answer):
+        print(f"namespace {name}: {'created' if answer.applied else 'not created'}", file=err)
+    total = len(answer.tools)
+    for index, tool in enumerate(answer.tools, 1):
+        if not answer.applied:
+            status = "refused" if not tool.accepted else "not applied"
+        elif tool.action == "create":
+            status = f"created v{tool.version}"
+        elif tool.action == "new-version":
+            status = f"published v{tool.version}"
+        elif tool.lifecycle or any(a.action != "unchanged" for a in tool.aliases):
+            status = f"v{tool.version} unchanged, lifecycle and aliases updated"
+        else:
+            status = f"v{tool.version} unchanged"
+        print(f"[{index}/{total}] {tool.namespace}/{tool.tool}: {status}", file=err)
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+
+class _Client:
+    def __init__(self, url: str, token: str | None, timeout: float) -> None:
+        self.url = url
+        self.token = token
+        self.timeout = timeout
+
+    def apply(self, manifests: Sequence[Manifest], *, plan: bool) -> tuple[PlanAnswer, str | None]:
+        """The plan (or the applied plan); a 409 refusal answers its plan and a line
+        saying why. Any other failure raises `Failed` (exit 2)."""
+        endpoint = f"{self.url}/v1/apply" + ("?plan=true" if plan else "")
+        headers = {"Accept": "application/json, application/problem+json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        body = msgspec.json.encode(ApplyRequest(manifests=[m.to_body() for m in manifests]))
+        headers["Content-Type"] = "application/json"
+        try:
+            with httpx.Client(timeout=self.timeout, follow_redirects=False) as client:
+                response = client.post(endpoint, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            reason = one_line(str(exc)) or type(exc).__name__
+            raise Failed([f"cannot reach the registry at {endpoint}: {reason}"]) from None
+        if response.status_code == 200:
+            return _decode_answer(endpoint, response.content), None
+        problem = _problem(response)
+        if response.status_code == 409:
+            reports = problem.get("reports")
+            if isinstance(reports, dict):
+                answer = _decode_answer(endpoint, json.dumps(reports).encode())
+                return answer, _problem_line(endpoint, response, problem, manifests)
+            raise Failed([_problem_line(endpoint, response, problem, manifests)], code=1)
+        line = _problem_line(endpoint, response, problem, manifests)
+        if response.status_code == 401 and not self.token:
+            line += " (pass --token or set REGISTRY_TOKEN)"
+        raise Failed([line])
+
+
+def _decode_answer(endpoint: str, content: bytes) -> PlanAnswer:
+    try:
+        return msgspec.json.decode(content, type=PlanAnswer)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise Failed([f"{endpoint}: not a plan answer: {one_line(str(exc))}"]) from None
+
+
+def _problem(response: httpx.Response) -> dict[str, Any]:
+    try:
+        problem = response.json()
+    except ValueError:
+        return {"detail": one_line(response.text)[:200]}
+    return problem if isinstance(problem, dict) else {"detail": one_line(str(problem))[:200]}
+
+
+def _problem_line(
+    endpoint: str, response: httpx.Response, problem: dict[str, Any], manifests: Sequence[Manifest]
+) -> str:
+    """`URL answered 422 (converter-unverified): file:line:col: /pointer: detail`."""
+    status = response.status_code
+    kind = str(problem.get("type") or "").rsplit("/", 1)[-1] or response.reason_phrase
+    detail = one_line(str(problem.get("detail") or problem.get("title") or ""))
+    where = ""
+    pointer = problem.get("pointer")
+    if isinstance(pointer, str) and pointer.startswith("/manifests/"):
+        index_text, _, rest = pointer.removeprefix("/manifests/").partition("/")
+        if index_text.isdigit() and int(index_text) < len(manifests):
+            manifest = manifests[int(index_text)]
+            inner = f"/{rest}" if rest else ""
+            detail = detail.removeprefix(f"{manifest.path}: ")
+            where = located(manifest, inner or "/tool/name") + (f": {inner}" if inner else "")
+    text = f"{endpoint} answered {status} ({kind})"
+    if where:
+        text += f": {where}"
+    return f"{text}: {detail}" if detail else text
+
+
+# -- the verbs, for registry.cli -------------------------------------------------------------------
+
+
+PIPELINE_VERBS: list[Verb] = [
+    Verb(
+        "plan",
+        "show what applying the manifests of DIR would do (POST /v1/apply?plan=true); "
+        "exit 1 when something would be refused",
+        _common_arguments,
+        run_plan,
+    ),
+    Verb(
+        "apply",
+        "apply the manifests of DIR in one transaction: all of it lands or none of it "
+        "does; re-running is a no-op",
+        _common_arguments,
+        run_apply,
+    ),
+    Verb(
+        "check",
+        "exit 1 when a manifest of DIR carries a breaking change without its decision "
+        "(online, or offline with --against-file)",
+        _check_arguments,
+        run_check,
+    ),
+]

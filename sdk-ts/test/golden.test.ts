@@ -1,0 +1,84 @@
+// Every row of tests/golden/gate_decisions.json against the TypeScript gate:
+// the same file and the same comparison rules as tests/sdk/test_golden.py
+// (the file's `description`).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { type Decision, Gate, Toolset } from "../src/index.js";
+import { REPO } from "./paths.js";
+
+interface Case {
+  row: number;
+  name: string;
+  toolset: string;
+  tool: string;
+  arguments: unknown;
+  meta: unknown;
+  expect: Record<string, unknown>;
+}
+
+const DOCUMENT = JSON.parse(readFileSync(`${REPO}/tests/golden/gate_decisions.json`, "utf8")) as {
+  toolsets: Record<string, unknown>;
+  cases: Case[];
+};
+
+function pick(item: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => k in item).map((k) => [k, item[k]]));
+}
+
+function observed(gate: Gate, decision: Decision): Record<string, unknown> {
+  const out: Record<string, unknown> = { accepted: decision.accepted, tool: decision.tool, version: decision.version };
+  if (decision.accepted) {
+    out.arguments = decision.arguments;
+    return out;
+  }
+  const error = decision.error;
+  const skip = new Set(["errors", "changes", "inputSchema", ...(error.code === -31002 ? ["detail"] : [])]);
+  const data: Record<string, unknown> = Object.fromEntries(Object.entries(error.data).filter(([k]) => !skip.has(k)));
+  if ("errors" in error.data) {
+    data.errors = (error.data.errors as Record<string, unknown>[]).map((e) => pick(e, ["path", "keyword", "unexpected"]));
+  }
+  if ("changes" in error.data) {
+    data.changes = (error.data.changes as Record<string, unknown>[]).map((c) => pick(c, ["kind", "path", "old", "new"]));
+  }
+  if ("inputSchema" in error.data) {
+    const current = gate.toolset.tool(decision.tool)!.versions[0]!.definition.inputSchema;
+    data.inputSchemaOf = JSON.stringify(error.data.inputSchema) === JSON.stringify(current) ? "current" : "declared";
+  }
+  Object.assign(out, { code: error.code, data, surface: error.modelText !== null ? "arg" : "rpc" });
+  return out;
+}
+
+/** `errors` and `changes` compared as sets; objects with keys in any order. */
+function unordered(value: Record<string, unknown>): unknown {
+  const sortKeys = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sortKeys)
+      : v !== null && typeof v === "object"
+        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]))
+        : v;
+  const out = sortKeys(structuredClone(value)) as Record<string, unknown>;
+  const data = out.data as Record<string, unknown> | undefined;
+  for (const key of ["errors", "changes"]) {
+    if (data !== undefined && key in data) {
+      data[key] = (data[key] as unknown[]).map((item) => JSON.stringify(item)).sort();
+    }
+  }
+  return out;
+}
+
+test("every row of the decision table has a case", () => {
+  const rows = new Set(DOCUMENT.cases.map((c) => c.row));
+  assert.deepEqual([...rows].sort((a, b) => a - b), Array.from({ length: 18 }, (_, i) => i + 1));
+});
+
+for (const golden of DOCUMENT.cases) {
+  test(`row ${golden.row}: ${golden.name}`, () => {
+    const toolset = Toolset.fromJson(JSON.stringify(DOCUMENT.toolsets[golden.toolset]));
+    const gate = new Gate(toolset);
+    const decision = gate.check(golden.tool, structuredClone(golden.arguments), structuredClone(golden.meta));
+    assert.deepEqual(unordered(observed(gate, decision)), unordered(golden.expect));
+  });
+}
