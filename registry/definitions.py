@@ -1,4 +1,4 @@
-"""Validation of MCP tool definitions: step 1 of the publishing rule (DESIGN.md).
+"""Validation of MCP tool definitions: step 1 of the publishing rule (docs/contract.md).
 
     validate_definition(definition)   # raises DefinitionError(message, pointer)
     normalize_document(document)      # a bare JSON Schema becomes a tool definition

@@ -22,8 +22,17 @@ Start-up, in order, each failure a `ServeError` with one line for the user
    `{"event": "serving", "url": ...}` is logged once the lifespan has started
    (pool, LISTEN connection).
 
+Connections: at most `Settings.max_connections` are held open at once (by
+default what the file-descriptor limit leaves, `registry.api.limits`); with
+granian a connection past it waits in the listen backlog until one closes.
+Each second the listening socket's accept queue is read: connections still
+waiting on two checks in a row mean the limit is reached (counted in
+`registry_limit_reached_total{limit="connections"}`, a warning at most once a
+minute). uvicorn answers 503 past its limit instead.
+
 Shutdown, on SIGINT or SIGTERM: long-polls of the toolset (`?wait=`) end at
-once (a request still waiting is answered 304 with the caller's own ETag, so
+once (`registry.api.longpoll`: a request still waiting is answered 304 with the
+caller's own ETag, so
 SDK watchers re-poll, on another replica if there is one; a long-poll that
 arrives while draining gets 503 `not-ready` with `Retry-After: 1`); the
 server stops accepting connections and lets requests in flight finish (up to
@@ -48,9 +57,10 @@ import logging
 import os
 import signal
 import socket
+import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -62,6 +72,7 @@ import structlog
 from registry.api.settings import HEADER_READ_TIMEOUT, Settings
 
 if TYPE_CHECKING:
+    from registry.api.limits import LimitLog
     from registry.store.embedded import EmbeddedPostgres
 
 __all__ = [
@@ -85,9 +96,12 @@ EMBEDDED_DATABASE: Final = "registry"
 GRACE_SECONDS: Final = 10.0  # requests in flight at shutdown get this long to finish
 CONNECT_TIMEOUT: Final = 10.0
 BACKLOG: Final = 2048
-# Requests in progress at once (granian's backpressure; uvicorn sets no limit): every
-# SDK watcher holds one long-poll, so this bounds the MCP servers one replica can serve.
-MAX_CONCURRENT_REQUESTS: Final = 10_000
+# Open connections held at once (granian's backpressure: a connection past it waits in
+# the listen backlog until one closes; uvicorn's limit_concurrency answers 503) when the
+# app says nothing (`ServedApp.bare`). The registry's own is `Settings.max_connections`,
+# by default what the file-descriptor limit leaves (registry.api.limits).
+MAX_CONNECTIONS: Final = 10_000
+ACCEPT_CHECK_SECONDS: Final = 1.0
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 _log = structlog.get_logger("registry.server")
@@ -312,37 +326,23 @@ def _ignore_signals() -> None:
 # -- the app as served -----------------------------------------------------------------
 
 
-def _is_long_poll(scope: Scope) -> bool:
-    return (
-        scope["method"] == "GET"
-        and scope["path"].endswith("/toolset")
-        and b"wait=" in scope.get("query_string", b"")
-    )
-
-
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return bytes(value)
-    return None
-
-
 class _Lifecycle:
     """The innermost ASGI layer: reports the lifespan start-up, ends long-polls at shutdown."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, on_drain: Callable[[], None] | None = None) -> None:
         self.app = app
         self.startup_error: str | None = None
         self._started = asyncio.Event()
         self._failed = asyncio.Event()
-        self._draining = asyncio.Event()
+        self._on_drain = on_drain
 
     def __getattr__(self, name: str) -> Any:  # the wrapped Litestar app's attributes
         return getattr(self.app, name)
 
     def drain(self) -> None:
-        """Shutdown begins: long-polls end now."""
-        self._draining.set()
+        """Shutdown begins: long-polls end now (`registry.api.longpoll.LongPolls.drain`)."""
+        if self._on_drain is not None:
+            self._on_drain()
 
     async def wait_started(self) -> bool:
         """True once the lifespan has started, False when it failed."""
@@ -358,8 +358,6 @@ class _Lifecycle:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self.app(scope, receive, self._lifespan_send(send))
-        elif scope["type"] == "http" and _is_long_poll(scope):
-            await self._long_poll(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
@@ -376,69 +374,23 @@ class _Lifecycle:
 
         return watched
 
-    async def _long_poll(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._draining.is_set():
-            await self._shutting_down(scope, send)
-            return
-        response_started = False
-
-        async def tracked(message: dict[str, Any]) -> None:
-            nonlocal response_started
-            if message["type"] == "http.response.start":
-                response_started = True
-            await send(message)
-
-        request = asyncio.ensure_future(self.app(scope, receive, tracked))
-        draining = asyncio.ensure_future(self._draining.wait())
-        try:
-            await asyncio.wait((request, draining), return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            request.cancel()
-            raise
-        finally:
-            draining.cancel()
-        if request.done() or response_started:
-            await request
-            return
-        request.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await request
-        etag = (_header(scope, b"if-none-match") or b"").split(b",")[0].strip()
-        headers = [(b"cache-control", b"no-cache"), (b"connection", b"close")]
-        if etag:
-            headers.append((b"etag", etag))
-        # Not modified, as far as this replica knows: the caller polls again
-        # (elsewhere) with the ETag it has. Echoing its own ETag tells it nothing new.
-        await send({"type": "http.response.start", "status": 304, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
-
-    async def _shutting_down(self, scope: Scope, send: Send) -> None:
-        from registry.api.problems import ApiError
-
-        request_id = scope.get("state", {}).get("request_id")
-        problem = ApiError("not-ready", "the registry is shutting down; retry shortly")
-        body = msgspec.json.encode(problem.problem(request_id))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", b"1"),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
 
 class ServedApp:
-    """What `serve_app` runs: `asgi` (the outermost layer) and its `_Lifecycle` layer."""
+    """What `serve_app` runs: `asgi` (the outermost layer) and its `_Lifecycle` layer;
+    `max_connections` and, to hear of connections left waiting, `limit_log`."""
 
-    def __init__(self, asgi: Any, lifecycle: _Lifecycle) -> None:
+    def __init__(
+        self,
+        asgi: Any,
+        lifecycle: _Lifecycle,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        limit_log: LimitLog | None = None,
+    ) -> None:
         self.asgi = asgi
         self.lifecycle = lifecycle
+        self.max_connections = max_connections
+        self.limit_log = limit_log
 
     @classmethod
     def bare(cls, app: Any) -> ServedApp:
@@ -447,7 +399,7 @@ class ServedApp:
         return cls(lifecycle, lifecycle)
 
 
-def build_app(settings: Settings) -> ServedApp:
+def build_app(settings: Settings, *, extra_routes: Sequence[Any] = ()) -> ServedApp:
     """The registry API as served: `registry.api.app.asgi()` with `_Lifecycle` inside
     `Observed`, so that a long-poll ended by shutdown is logged and counted with its
     real status."""
@@ -455,8 +407,16 @@ def build_app(settings: Settings) -> ServedApp:
     from registry.api.observe import Observed
 
     litestar = create_app(settings)
-    lifecycle = _Lifecycle(litestar)
-    return ServedApp(Observed(lifecycle, litestar.state.services.metrics), lifecycle)
+    for route in extra_routes:  # benchmarks: a bare route beside the API, served alike
+        litestar.register(route)
+    services = litestar.state.services
+    lifecycle = _Lifecycle(litestar, on_drain=services.longpolls.drain)
+    return ServedApp(
+        Observed(lifecycle, services.metrics),
+        lifecycle,
+        max_connections=services.limits.connections,
+        limit_log=services.limit_log,
+    )
 
 
 # -- the servers ------------------------------------------------------------------------
@@ -467,10 +427,17 @@ class _Runner(Protocol):
 
     def stop(self) -> None: ...
 
+    def accept_queue(self) -> int | None: ...
+
 
 class _UvicornRunner:
     def __init__(
-        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+        self,
+        app: Any,
+        host: str,
+        port: int,
+        header_read_timeout: float = HEADER_READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         # uvicorn has no bound on the time to receive headers (`header_read_timeout`
         # applies with granian only); its keep-alive idle timeout stays its default.
@@ -490,7 +457,7 @@ class _UvicornRunner:
             access_log=False,
             server_header=False,
             backlog=BACKLOG,
-            limit_concurrency=MAX_CONCURRENT_REQUESTS,
+            limit_concurrency=max_connections,
             timeout_graceful_shutdown=int(GRACE_SECONDS),
         )
         self._server = Server(config)
@@ -504,6 +471,9 @@ class _UvicornRunner:
     def stop(self) -> None:
         self._server.should_exit = True
 
+    def accept_queue(self) -> int | None:
+        return None  # uvicorn answers 503 past its limit instead of leaving connections waiting
+
 
 class _DropExperimentalWarning(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
@@ -512,7 +482,12 @@ class _DropExperimentalWarning(logging.Filter):
 
 class _GranianRunner:
     def __init__(
-        self, app: Any, host: str, port: int, header_read_timeout: float = HEADER_READ_TIMEOUT
+        self,
+        app: Any,
+        host: str,
+        port: int,
+        header_read_timeout: float = HEADER_READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         from granian.constants import HTTPModes, Interfaces
         from granian.http import HTTP1Settings
@@ -537,9 +512,11 @@ class _GranianRunner:
             log_dictconfig=log_config,
             websockets=False,
             backlog=BACKLOG,
-            # granian's default (the backlog, 128 when embedded) resets the connections
-            # of requests beyond it; long-polls each hold a request for up to 60 s.
-            backpressure=MAX_CONCURRENT_REQUESTS,
+            # Connections held at once (idle keep-alives included): granian takes a permit
+            # before each accept and gives it back when the connection closes, so past it
+            # new connections wait, unanswered, in the listen backlog. Its default (the
+            # backlog) is far below what SDK watchers, each holding a long-poll, need.
+            backpressure=max_connections,
             # HTTP/1.1 only: in `auto` mode granian first waits, unbounded, for the bytes
             # that tell HTTP/2 from 1.1, so a connection that sends nothing was held for
             # ever; hyper's header timeout covers an HTTP/1.1 connection from its start
@@ -547,6 +524,8 @@ class _GranianRunner:
             http=HTTPModes.http1,
             http1_settings=HTTP1Settings(header_read_timeout=int(header_read_timeout * 1000)),
         )
+        self._port = port
+        self._listening: int | None = None
         # The embedded server (one worker in this event loop) says it is experimental.
         logging.getLogger("_granian").addFilter(_DropExperimentalWarning())
 
@@ -555,6 +534,13 @@ class _GranianRunner:
 
     def stop(self) -> None:
         self._server.stop()  # type: ignore[no-untyped-call]
+
+    def accept_queue(self) -> int | None:
+        """Connections waiting to be accepted (Linux; None when unknown). granian
+        accepts at once unless it holds `max_connections` already."""
+        if self._listening is None:
+            self._listening = listening_fd(self._port)
+        return listen_queue(self._listening) if self._listening is not None else None
 
 
 _RUNNERS: Final[dict[str, Callable[..., _Runner]]] = {
@@ -582,8 +568,9 @@ async def serve_app(
         for sig in _SIGNALS:
             loop.add_signal_handler(sig, stop.set)
     where = f"{host}:{port}"
-    runner = _RUNNERS[server](app.asgi, host, port, header_read_timeout)
+    runner = _RUNNERS[server](app.asgi, host, port, header_read_timeout, app.max_connections)
     serving = asyncio.ensure_future(runner.serve())
+    watching = asyncio.ensure_future(_watch_accepts(runner, app))
     started = asyncio.ensure_future(app.lifecycle.wait_started())
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait((serving, started, stopping), return_when=asyncio.FIRST_COMPLETED)
@@ -594,6 +581,7 @@ async def serve_app(
         await asyncio.wait((serving, stopping), return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
     if serving.done():  # the server ended on its own: a failure
+        watching.cancel()
         try:
             serving.result()
         except Exception as exc:
@@ -604,6 +592,7 @@ async def serve_app(
         if not stop.is_set():
             raise ServeError(f"the server on {where} stopped unexpectedly (see the log)")
         return
+    watching.cancel()
     _log.info("stopping", server=server)
     began = time.monotonic()
     app.lifecycle.drain()
@@ -617,6 +606,67 @@ async def serve_app(
     if app.lifecycle.startup_error is not None:
         raise ServeError(f"the app did not start: {app.lifecycle.startup_error}")
     _log.info("stopped", server=server, seconds=round(time.monotonic() - began, 3))
+
+
+async def _watch_accepts(runner: _Runner, app: ServedApp) -> None:
+    """Each second: connections left waiting to be accepted on two checks in a row mean
+    the connection limit is reached (said once a minute, counted in /metrics)."""
+    if app.limit_log is None:
+        return
+    waited = False
+    while True:
+        await asyncio.sleep(ACCEPT_CHECK_SECONDS)
+        queued = runner.accept_queue()
+        if queued is None:
+            return
+        if queued and waited:
+            app.limit_log.reached("connections", app.max_connections)
+        waited = queued > 0
+
+
+def listening_fd(port: int) -> int | None:
+    """The descriptor of this process's TCP socket listening on `port` (Linux), found
+    among its open descriptors (granian opens it, and does not say which it is)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for name in names:
+        fd = int(name)
+        try:
+            found = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            if (
+                found.type == socket.SOCK_STREAM
+                and found.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                and found.getsockname()[1] == port
+            ):
+                return fd
+        except (OSError, IndexError, TypeError):
+            pass
+        finally:
+            found.close()
+    return None
+
+
+def listen_queue(fd: int) -> int | None:
+    """The accept queue of a listening TCP socket (`tcpi_unacked` of TCP_INFO on Linux)."""
+    if not hasattr(socket, "TCP_INFO"):
+        return None
+    try:
+        info = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return None
+    try:
+        raw = info.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 32)
+    except OSError:
+        return None
+    finally:
+        info.close()
+    # struct tcp_info: 8 one-byte fields, then rto, ato, snd_mss, rcv_mss, unacked (u32)
+    return int.from_bytes(raw[24:28], sys.byteorder) if len(raw) >= 28 else None
 
 
 async def _serve(settings: Settings, server: str) -> None:

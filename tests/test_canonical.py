@@ -273,3 +273,96 @@ def test_a_definition_that_is_not_an_object_is_refused(value: Any) -> None:
 )
 def test_is_digest_refuses_malformed_digests(text: str) -> None:
     assert not is_digest(text)
+
+
+# -- the fast path against the reference implementation -----------------------------
+# `canonical_json` writes most values with msgspec and sends the rest to the `rfc8785`
+# package; whatever it does, its bytes (or its refusal) must be the package's.
+
+# Characters where JCS and a naive encoder could disagree: controls, the escapes,
+# DEL, the line separators, the top of the BMP (sorted after surrogates in UTF-16)
+# and characters beyond U+FFFF (sorted before them).
+_TRICKY = '\x00\x01\x08\x09\x0a\x0c\x0d\x1f "\\/\x7f\x80\u00e9\u2028\u2029\ue000\ufb33\uffff'
+tricky_text = st.text(
+    alphabet=st.sampled_from(_TRICKY) | st.characters(codec="utf-8") | st.just("\U0001f600"),
+    max_size=6,
+)
+numbers = (
+    st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats()
+    | st.sampled_from([0.0, -0.0, 1e21, 1e-7, 1e16, 2.0**53, 5e-324, 1.7976931348623157e308])
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+)
+any_json = st.recursive(
+    st.none() | st.booleans() | numbers | tricky_text,
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(tricky_text, children, max_size=5)
+        | st.tuples(children, children)
+    ),
+    max_leaves=30,
+)
+
+
+def _reference_or_error(value: Any) -> bytes | str:
+    import rfc8785
+
+    try:
+        return rfc8785.dumps(value)
+    except Exception:
+        return "refused"
+
+
+def _ours_or_error(value: Any) -> bytes | str:
+    try:
+        return canonical_json(value)
+    except DigestError:
+        return "refused"
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=any_json)
+def test_canonical_json_is_the_reference_implementation(value: Any) -> None:
+    assert _ours_or_error(value) == _reference_or_error(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=any_json)
+def test_parsed_json_is_written_as_the_reference_writes_it(value: Any) -> None:
+    """JSON text read by `parse_json` (numbers kept as written) and written by
+    `canonical_of_parsed`: the reference's bytes for the same text read by `json`."""
+    from registry.canonical import canonical_of_parsed, parse_json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN and infinities are not JSON
+        return
+    parsed, _floats = parse_json(text.encode())
+    try:
+        ours: bytes | str = canonical_of_parsed(parsed)
+    except DigestError:
+        ours = "refused"
+    assert ours == _reference_or_error(json.loads(text))
+
+
+def test_every_bmp_character_is_escaped_as_the_reference_escapes_it() -> None:
+    import rfc8785
+
+    text = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000)
+    assert canonical_json(text) == rfc8785.dumps(text)
+    assert canonical_json({text: 1, "a": text}) == rfc8785.dumps({text: 1, "a": text})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"\U0001f600": 1, "\ufb33": 2},  # code point order and UTF-16 order disagree
+        {"n": 2**53},  # refused by the reference
+        {"n": -(2**53) + 1, "m": [9007199254740991]},
+        {"s": "9007199254740993", "t": ":12345678901234567,"},  # digits in strings
+        [1e16, 123456789012345680000.0],  # long integral floats
+        {"sha": "sha256:8294131810391404099c64a67e474"},
+    ],
+)
+def test_edges_of_the_fast_path(value: Any) -> None:
+    assert _ours_or_error(value) == _reference_or_error(value)

@@ -340,7 +340,15 @@ def container(kind: str) -> dict[str, Any]:
 def test_expected_manifests_present() -> None:
     kinds = sorted(doc["kind"] for _, doc in manifests())
     assert kinds == sorted(
-        ["ConfigMap", "Secret", "Job", "Deployment", "Service", "PodDisruptionBudget"]
+        [
+            "ConfigMap",
+            "Secret",
+            "Job",
+            "Deployment",
+            "Service",
+            "PodDisruptionBudget",
+            "HorizontalPodAutoscaler",
+        ]
     )
 
 
@@ -402,7 +410,13 @@ def _probe_port(probe: dict[str, Any], ports: list[dict[str, Any]]) -> int:
 
 def test_deployment_probes_and_replicas() -> None:
     deployment = only("Deployment")
-    assert deployment["spec"]["replicas"] == 2
+    # The autoscaler owns the count: a `replicas` here would reset it at every apply.
+    assert "replicas" not in deployment["spec"]
+    hpa = only("HorizontalPodAutoscaler")
+    target = hpa["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert 2 <= hpa["spec"]["minReplicas"] < hpa["spec"]["maxReplicas"]
+    assert hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] >= 60
     main = container("Deployment")
     ports = main["ports"]
     assert main["livenessProbe"]["httpGet"]["path"] == "/healthz"
@@ -495,7 +509,7 @@ def test_service_and_pdb_select_only_server_pods() -> None:
     pdb = only("PodDisruptionBudget")
     assert _selects(pdb["spec"]["selector"]["matchLabels"], server_labels)
     assert not _selects(pdb["spec"]["selector"]["matchLabels"], job_labels)
-    assert 0 < pdb["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+    assert 0 < pdb["spec"]["minAvailable"] < only("HorizontalPodAutoscaler")["spec"]["minReplicas"]
 
 
 # --- compose ----------------------------------------------------------------
@@ -588,6 +602,20 @@ def test_compose_runs_the_registry_as_its_own_role_not_the_superuser() -> None:
 
 
 # --- README -----------------------------------------------------------------
+
+
+def test_pools_and_limits_fit_the_database_and_the_memory_limit() -> None:
+    """maxReplicas x (pool + LISTEN) below PostgreSQL's default max_connections (100),
+    with room for the migration Job and administrators; the waiters the ConfigMap allows
+    (about 20 KiB each, bench/scale_bench.py) within the memory limit."""
+    settings = only("ConfigMap")["data"]
+    replicas = only("HorizontalPodAutoscaler")["spec"]["maxReplicas"]
+    assert replicas * (int(settings["REGISTRY_POOL_MAX"]) + 1) <= 100 - 10
+    assert int(settings["REGISTRY_MAX_WAITERS"]) < int(settings["REGISTRY_MAX_CONNECTIONS"])
+    memory = container("Deployment")["resources"]["limits"]["memory"]
+    assert memory.endswith("Gi")
+    mib = int(memory[:-2]) * 1024
+    assert 80 + int(settings["REGISTRY_MAX_WAITERS"]) * 20 / 1024 < mib * 0.8
 
 
 def test_readme_documents_every_setting() -> None:

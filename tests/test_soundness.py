@@ -150,7 +150,7 @@ def mutated(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
 def closed(schema: Any) -> Any:
     """`schema` with every open object closed: callers send declared properties
     (the closed-world reading of the corpus README; adding an optional property
-    to an open object is additive by DESIGN.md)."""
+    to an open object is additive by docs/contract.md)."""
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)

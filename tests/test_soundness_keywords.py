@@ -8,7 +8,7 @@ Random schemas are mutated at random; whenever the engine reports nothing
 breaking, every old-valid instance drawn from a small universe of JSON values
 must stay valid under the new schema (python-jsonschema, in each side's own
 dialect). Objects are closed (`additionalProperties: false`, a map schema, or
-`unevaluatedProperties: false`) so that DESIGN.md's reading of an open object
+`unevaluatedProperties: false`) so that docs/contract.md's reading of an open object
 (an undeclared name was no contract) never decides a case. Every witness is
 checked too: valid under old, and refused by new unless the kind reads it
 differently.

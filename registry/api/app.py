@@ -41,6 +41,7 @@ from registry.api import (
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
 from registry.api.deadlines import body_deadline
+from registry.api.limits import LimitLog, Limits, raise_fd_limit
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
 from registry.api.params import exact_names
@@ -48,11 +49,10 @@ from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
-from registry.api.toolset_cache import Loaded, ToolsetCache
+from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
 from registry.policy.routes import RouteFinder
-from registry.policy.toolset import build_toolset
 from registry.store import Db, ToolsetListener, migrate, repository
 
 __all__ = ["asgi", "create_app"]
@@ -189,63 +189,81 @@ def create_app(
         raise ValueError("create_app needs settings.database_url (serve starts embedded first)")
     dsn = settings.database_url
     metrics = Metrics()
-    finder = RouteFinder()
-
-    async def load(namespace: str) -> Loaded | None:
-        # `svc` is the Services below (bound by the time a request calls this)
-        snapshot = await repository.load_namespace(svc.database, namespace)
-        if snapshot is None:
-            return None
-        built = build_toolset(
-            namespace,
-            snapshot.versions,
-            snapshot.converters,
-            snapshot.aliases,
-            finder,
-            gating=snapshot.gating,
-        )
-        metrics.toolset_builds.inc()
-        return built, snapshot.next_sunset
+    limits = Limits.of(
+        raise_fd_limit(),
+        pool_fds=settings.pool_max
+        + 1
+        + (settings.read_pool_max if settings.read_database_url else 0),
+        max_connections=settings.max_connections,
+        max_waiters=settings.max_waiters,
+    )
 
     async def is_revoked(token_id: str) -> bool:
         token = await repository.get_token(svc.database, token_id)
         return token is None or token.revoked_at is not None
 
-    cache = ToolsetCache(load, enabled=lambda: svc.listener is not None and svc.listener.connected)
+    revocations = Revocations(is_revoked)
+    limit_log = LimitLog(metrics)
+    # `svc` is the Services below (bound by the time a request reads a toolset)
+    toolsets = Toolsets(
+        metrics,
+        revocations,
+        max_waiters=limits.waiters,
+        limit_log=limit_log,
+        database=lambda: svc.database,
+        listening=lambda: svc.listener is not None and svc.listener.connected,
+    )
     svc = Services(
         settings=settings,
         metrics=metrics,
-        finder=finder,
-        cache=cache,
-        revocations=Revocations(is_revoked),
+        finder=RouteFinder(),
+        cache=toolsets.cache,
+        longpolls=toolsets.longpolls,
+        revocations=revocations,
+        limits=limits,
+        limit_log=limit_log,
         db=db,
     )
     if clock is not None:
         svc.clock = clock
-    metrics.waiters.set_function(lambda: cache.waiting)
+    metrics.waiters.set_function(lambda: toolsets.longpolls.waiting)
+
+    def pool_of(url: str, min_size: int, max_size: int) -> Any:
+        # Bounded waits when the server answers nothing (a hung host, a partition):
+        # `timeout` bounds each connection attempt, `command_timeout` each statement
+        # (the server's statement_timeout fires first while it is alive). Without
+        # them a request hung for minutes (tests/faults/test_outage.py).
+        return asyncpg.create_pool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=CONNECT_TIMEOUT_SECONDS,
+            command_timeout=settings.statement_timeout_ms / 1000 + COMMAND_TIMEOUT_MARGIN,
+            server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Litestar) -> AsyncIterator[None]:
         pool = None
         if svc.db is None:
-            # Bounded waits when the server answers nothing (a hung host, a partition):
-            # `timeout` bounds each connection attempt, `command_timeout` each statement
-            # (the server's statement_timeout fires first while it is alive). Without
-            # them a request hung for minutes (tests/faults/test_outage.py).
-            pool = await asyncpg.create_pool(
-                dsn,
-                min_size=settings.pool_min,
-                max_size=settings.pool_max,
-                timeout=CONNECT_TIMEOUT_SECONDS,
-                command_timeout=settings.statement_timeout_ms / 1000 + COMMAND_TIMEOUT_MARGIN,
-                server_settings={"statement_timeout": str(settings.statement_timeout_ms)},
-            )
+            pool = await pool_of(dsn, settings.pool_min, settings.pool_max)
             applied = await migrate(pool)
             if applied:
                 _log.info("migrations_applied", migrations=applied)
             svc.db = pool
-        listener = ToolsetListener(dsn, cache.invalidate, revocations=svc.revocations.revoked)
+        if settings.read_database_url is not None:
+            # Opened lazily (min_size 0): a replica that is away at start costs nothing;
+            # reads fall back to the primary while it does not answer.
+            svc.read_db = await pool_of(settings.read_database_url, 0, settings.read_pool_max)
+        listener = ToolsetListener(
+            dsn,
+            toolsets.cache.invalidate,
+            tools=toolsets.cache.invalidate_tool,
+            revocations=revocations.revoked,
+        )
         svc.listener = listener
+        for warning in limits.warnings():
+            _log.warning("limits", detail=warning)
         try:
             await listener.start(wait=10.0)
         except TimeoutError:
@@ -253,7 +271,11 @@ def create_app(
         try:
             yield
         finally:
+            toolsets.longpolls.drain()
             await listener.stop()
+            toolsets.close()
+            if svc.read_db is not None:
+                await svc.read_db.close()
             if pool is not None:
                 await pool.close()
 
@@ -294,7 +316,7 @@ def create_app(
         openapi_config=OpenAPIConfig(
             title="MCP tool registry",
             version=__version__,
-            description="Immutable, versioned MCP tool definitions; see DESIGN.md.",
+            description="Immutable, versioned MCP tool definitions; see docs/contract.md.",
             path="/schema",
         ),
         logging_config=None,

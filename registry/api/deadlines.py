@@ -21,13 +21,14 @@ A client that hangs up in the middle of its body is answered (to nobody) 499
 `client-closed` rather than Litestar's "client disconnected prematurely" 500:
 a hang-up is the client's doing, not a server error. Once the body is
 complete, `receive()` is passed through untouched (a long-poll waits on it for
-the client's hang-up).
+the client's hang-up): what the handler's `receive()` then returns is the
+server's own awaitable.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from registry.api.metrics import Metrics
@@ -53,10 +54,13 @@ def body_deadline(
             deadline = loop.time() + seconds
             complete = False
 
-            async def bounded() -> dict[str, Any]:
+            def bounded() -> Awaitable[dict[str, Any]]:
+                # Once the body is complete, the server's own awaitable (a future with
+                # granian: a long-poll watches it for the hang-up without a task).
+                return receive() if complete else body()
+
+            async def body() -> dict[str, Any]:
                 nonlocal complete
-                if complete:
-                    return await receive()  # type: ignore[no-any-return]
                 try:
                     message: dict[str, Any] = await asyncio.wait_for(
                         receive(), max(deadline - loop.time(), 0.0)

@@ -1,4 +1,4 @@
-"""Digest lookups, split by what can change (DESIGN.md amendment on digests).
+"""Digest lookups, split by what can change (docs/contract.md amendment on digests).
 
 * `GET /v1/digests/{digest}`: where the digest is published (namespace, tool,
   version) and each version's state. Both change: the same definition can be
@@ -33,7 +33,7 @@ from registry.api.problems import (
     ApiError,
     problem_responses,
 )
-from registry.api.services import principal, services
+from registry.api.services import principal, replica_read, services
 from registry.api.sync import etag_matches
 from registry.api.wire import DigestAnswer, DigestMatch
 from registry.canonical import canonical_json
@@ -48,8 +48,16 @@ REVALIDATE = "no-cache"
 async def _visible(request: Request[Any, Any, Any], digest: str) -> list[Version]:
     svc = services(request)
     who = await principal(request)
-    found = await repository.find_digest(svc.database, digest)
-    visible = [v for v in found if who.readable(v.namespace, svc.settings.open_reads)]
+
+    def readable(found: list[Version]) -> list[Version]:
+        return [v for v in found if who.readable(v.namespace, svc.settings.open_reads)]
+
+    found = await replica_read(
+        request,
+        lambda db: repository.find_digest(db, digest),
+        lambda rows: bool(readable(rows)),
+    )
+    visible = readable(found)
     if not visible:
         raise ApiError("not-found", f"no registered version has digest {digest}")
     return visible

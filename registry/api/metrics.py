@@ -70,6 +70,21 @@ class Metrics:
             "Toolset payloads built from the database.",
             registry=self.registry,
         )
+        self.toolset_build_seconds = Histogram(
+            "registry_toolset_build_seconds",
+            "Time to build a toolset payload (off the event loop), by kind: every tool "
+            "of the namespace (full) or the changed ones (tools).",
+            ["kind"],
+            registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+        )
+        self.limit_reached = Counter(
+            "registry_limit_reached",
+            "Times a limit was met, by limit: waiters (a long-poll refused, 503), "
+            "connections (connections found waiting to be accepted, checked each second).",
+            ["limit"],
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

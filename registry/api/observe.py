@@ -2,7 +2,9 @@
 
 The request id is the caller's `X-Request-Id` when it is sane (1-64 of
 `[A-Za-z0-9._-]`), a new one otherwise; it is answered as `X-Request-Id`,
-stored on the scope for handlers and audit events, and logged. It wraps the
+stored on the scope for handlers and audit events, and logged. The server's
+`send` is on the scope too (`state["asgi_send"]`): woken long-polls are
+answered through it directly, and say what they sent (`state["answered"]`). It wraps the
 whole app, so requests that match no route are logged and counted too.
 """
 
@@ -60,7 +62,12 @@ class Observed:
                 return
         incoming = _header(scope, b"x-request-id")
         rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = rid
+        state = scope.setdefault("state", {})
+        state["request_id"] = rid
+        # A layer that answers many requests at once (long-polls woken by a change,
+        # registry.api.longpoll) sends through the server's own `send`, adds the
+        # X-Request-Id itself and leaves the status it sent under "answered".
+        state["asgi_send"] = send
         started = time.perf_counter()
         status = 500
 
@@ -70,6 +77,8 @@ class Observed:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", rid.encode()))
+                if state.get("read_replica"):  # services.replica_read: it may lag the primary
+                    headers.append((b"x-registry-read", b"replica"))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -77,6 +86,7 @@ class Observed:
             await self.app(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - started
+            status = state.get("answered", status)
             route = scope.get("path_template") or "unmatched"
             method = scope["method"]
             counter = self._counted.get((route, method, status))

@@ -1,4 +1,4 @@
-"""Path parameters with the naming rules of DESIGN.md, so the OpenAPI spec states them too.
+"""Path parameters with the naming rules of docs/contract.md, so the OpenAPI spec states them too.
 
 The spec's patterns are anchored with `^...$`, which in JSON Schema (ECMA-262)
 means the whole string. Litestar checks them with Python's `re.search`, whose

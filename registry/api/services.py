@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
+import asyncpg  # type: ignore[import-untyped, unused-ignore]
 import msgspec
+import structlog
 from litestar.connection import ASGIConnection
 
 from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, matches_secret
+from registry.api.limits import LimitLog, Limits
+from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
 from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
@@ -19,7 +23,10 @@ from registry.api.toolset_cache import ToolsetCache
 from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, repository
 
-__all__ = ["Services", "actor", "principal", "request_id", "services"]
+__all__ = ["Services", "actor", "principal", "replica_read", "request_id", "services"]
+
+_T = TypeVar("_T")
+_log = structlog.get_logger("registry.api")
 
 
 @dataclass
@@ -27,9 +34,13 @@ class Services:
     settings: Settings
     metrics: Metrics
     finder: RouteFinder
-    cache: ToolsetCache
+    cache: ToolsetCache[Any]
+    longpolls: LongPolls
     revocations: Revocations
+    limits: Limits
+    limit_log: LimitLog
     db: Db | None = None
+    read_db: Db | None = None  # the read replica's pool (Settings.read_database_url)
     listener: ToolsetListener | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     # the time usage counts are stamped and judged with (tests move it instead of sleeping)
@@ -40,6 +51,37 @@ class Services:
         if self.db is None:
             raise ApiError("not-ready", "the service is starting: no database connection yet")
         return self.db
+
+
+# What a read replica that is not answering raises: the primary answers instead.
+_REPLICA_DOWN: tuple[type[Exception], ...] = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+)
+
+
+async def replica_read(
+    request: ASGIConnection[Any, Any, Any, Any],
+    query: Callable[[Db], Awaitable[_T]],
+    found: Callable[[_T], bool] = bool,
+) -> _T:
+    """`query` on the read replica when there is one and what it answers is `found`;
+    otherwise (none, not there yet, not answering) on the primary. An answer from
+    the replica may lag the primary: the response says so (`X-Registry-Read:
+    replica`, added by `registry.api.observe`)."""
+    svc = services(request)
+    if svc.read_db is not None:
+        try:
+            answer = await query(svc.read_db)
+        except _REPLICA_DOWN as exc:
+            _log.info("read_replica_unavailable", error=type(exc).__name__)
+        else:
+            if found(answer):
+                request.scope.setdefault("state", {})["read_replica"] = True
+                return answer
+    return await query(svc.database)
 
 
 def services(request: ASGIConnection[Any, Any, Any, Any]) -> Services:

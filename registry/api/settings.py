@@ -1,4 +1,4 @@
-"""The service's settings: flags win over the environment (DESIGN.md "CLI")."""
+"""The service's settings: flags win over the environment (docs/contract.md "CLI")."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ HEADER_READ_TIMEOUT: Final = 10.0
 BODY_READ_TIMEOUT: Final = 30.0
 
 
+_COUNTS: Final = frozenset(
+    {"pool_min", "pool_max", "max_connections", "max_waiters", "read_pool_max"}
+)
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None  # None: embedded PostgreSQL under data_dir
     data_dir: str = "./.registry"
@@ -33,9 +38,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_wait_seconds: int = 60
     header_read_timeout: Seconds = HEADER_READ_TIMEOUT  # for a request's headers (granian)
     body_read_timeout: Seconds = BODY_READ_TIMEOUT  # for a request's body, from its headers
-    pool_min: int = 2
-    pool_max: int = 10
+    pool_min: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 2
+    pool_max: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10
     statement_timeout_ms: int = 10_000
+    # None: derived from the file-descriptor limit (registry.api.limits)
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    max_waiters: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    # a read replica for history, digest and audit reads (answers may lag the primary)
+    read_database_url: str | None = None
+    read_pool_max: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10
     # usage counts (registry/api/usage.py); durations in seconds, from "30d"-style text
     usage_retention: Duration = 30 * DAY  # counts older than this are deleted
     retire_warn_window: Duration = 7 * DAY  # a retirement warns of calls this recent
@@ -56,6 +67,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "metrics_token": "REGISTRY_METRICS_TOKEN",
             "header_read_timeout": "REGISTRY_HEADER_READ_TIMEOUT",
             "body_read_timeout": "REGISTRY_BODY_READ_TIMEOUT",
+            "pool_min": "REGISTRY_POOL_MIN",
+            "pool_max": "REGISTRY_POOL_MAX",
+            "max_connections": "REGISTRY_MAX_CONNECTIONS",
+            "max_waiters": "REGISTRY_MAX_WAITERS",
+            "read_database_url": "REGISTRY_READ_DATABASE_URL",
+            "read_pool_max": "REGISTRY_READ_POOL_MAX",
             "usage_retention": "REGISTRY_USAGE_RETENTION",
             "retire_warn_window": "REGISTRY_RETIRE_WARN_WINDOW",
             "require_idle": "REGISTRY_REQUIRE_IDLE",
@@ -67,6 +84,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             if field == "port":
                 if not raw.isdigit() or not 0 < int(raw) < 65536:
                     raise ValueError(f"{variable}={raw!r} is not a TCP port")
+                values[field] = int(raw)
+            elif field in _COUNTS:
+                if not raw.strip().isdigit() or int(raw) < 1 - (field == "pool_min"):
+                    raise ValueError(f"{variable}={raw!r} is not a positive whole number")
                 values[field] = int(raw)
             elif field == "open_reads":
                 values[field] = raw.strip().lower() in _TRUE

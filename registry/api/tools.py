@@ -22,7 +22,14 @@ from registry.api.problems import (
     namespace_not_found,
     problem_responses,
 )
-from registry.api.services import Services, actor, principal, request_id, services
+from registry.api.services import (
+    Services,
+    actor,
+    principal,
+    replica_read,
+    request_id,
+    services,
+)
 from registry.api.usage import RetireAnswer, RetireRequest, check_retirements, retire_answer
 from registry.api.wire import (
     AliasAnswer,
@@ -244,7 +251,7 @@ def _plan(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
-    summary="Publish a version (DESIGN.md publishing rule)",
+    summary="Publish a version (docs/contract.md publishing rule)",
     status_code=201,
     responses={
         **problem_responses(
@@ -418,8 +425,8 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
     ),
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
-    svc = await _reader(request, ns)
-    versions = await repository.get_history(svc.database, ns, tool)
+    await _reader(request, ns)
+    versions = await replica_read(request, lambda db: repository.get_history(db, ns, tool))
     if not versions:
         raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
     return History(versions)
@@ -436,8 +443,17 @@ async def get_version(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
     number = version_number(n)
-    svc = await _reader(request, ns)
-    return await _existing_version(svc, ns, tool, number)
+    await _reader(request, ns)
+    found = await replica_read(
+        request, lambda db: repository.get_version(db, ns, tool, number), _is_there
+    )
+    if found is None:
+        raise ApiError("not-found", f"version {number} of {ns}/{tool} does not exist")
+    return found
+
+
+def _is_there(found: object) -> bool:
+    return found is not None
 
 
 @get(

@@ -14,7 +14,7 @@ returns the exit code. The verbs live by group, each module listing its own:
 Every verb module imports only `common.py` and its own helpers, never this package's
 `__init__`, so there is no import circle.
 
-Exit codes (DESIGN.md): 0 ok, 1 breaking change found or refused, 2 usage or
+Exit codes (docs/contract.md): 0 ok, 1 breaking change found or refused, 2 usage or
 input error. Bad input is reported as one line on stderr,
 `registry: new.json:4:12: /inputSchema/properties/x/$ref: $ref to missing target '#/$defs/Nope'`,
 never as a traceback.

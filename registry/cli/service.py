@@ -32,6 +32,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port")
@@ -61,6 +67,7 @@ def _settings(args: argparse.Namespace) -> Any:
         for name in (
             *("database_url", "data_dir", "host", "port", "open_reads"),
             *("header_read_timeout", "body_read_timeout"),
+            *("max_connections", "max_waiters", "read_database_url"),
         )
     }
     try:
@@ -109,6 +116,26 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="time a request's body may take to arrive, after its headers "
         "(env REGISTRY_BODY_READ_TIMEOUT, default 30); later: 408",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=_positive,
+        metavar="N",
+        help="open connections held at once, idle keep-alives included (env "
+        "REGISTRY_MAX_CONNECTIONS; default: what the file-descriptor limit leaves)",
+    )
+    parser.add_argument(
+        "--max-waiters",
+        type=_positive,
+        metavar="N",
+        help="toolset long-polls held at once; one more gets 503 with Retry-After "
+        "(env REGISTRY_MAX_WAITERS; default: nine tenths of --max-connections)",
+    )
+    parser.add_argument(
+        "--read-database-url",
+        metavar="URL",
+        help="a PostgreSQL read replica for history, digest and audit reads "
+        "(env REGISTRY_READ_DATABASE_URL; answers from it may lag writes)",
     )
     parser.add_argument(
         "--server",

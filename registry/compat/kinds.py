@@ -46,7 +46,7 @@ class Side(StrEnum):
 
 
 class Kind(StrEnum):
-    """Public kind names (DESIGN.md). A value never changes once shipped."""
+    """Public kind names (docs/contract.md). A value never changes once shipped."""
 
     PROPERTY_REMOVED = "property-removed"
     PROPERTY_RENAMED = "property-renamed"
@@ -83,7 +83,7 @@ class Kind(StrEnum):
 
 _B, _A, _C = Severity.BREAKING, Severity.ADDITIVE, Severity.COSMETIC
 
-# kind -> (severity in inputSchema, severity in outputSchema); DESIGN.md's table.
+# kind -> (severity in inputSchema, severity in outputSchema); docs/contract.md's table.
 SEVERITY: dict[Kind, tuple[Severity, Severity]] = {
     Kind.PROPERTY_REMOVED: (_B, _B),
     Kind.PROPERTY_RENAMED: (_B, _B),

@@ -1,4 +1,4 @@
-"""The wire shape of a change report (DESIGN.md): `ChangeReport` and `Change`."""
+"""The wire shape of a change report (docs/contract.md): `ChangeReport` and `Change`."""
 
 from __future__ import annotations
 

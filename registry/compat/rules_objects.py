@@ -156,7 +156,7 @@ def _unlisted_schema(old: Node, name: str) -> Node | None:
     the schema of a matching `patternProperties`, the map schema
     (`additionalProperties`, or `unevaluatedProperties` read alike), or
     anything at all for a name old required. An optional name under an open
-    content model was no contract: declaring it is additive (DESIGN.md)."""
+    content model was no contract: declaring it is additive (docs/contract.md)."""
     if _evaluated_elsewhere(old):
         return ANYTHING  # a subschema may have accepted it: compare with anything
     governing = map_schema(old, name)

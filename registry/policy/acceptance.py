@@ -49,7 +49,7 @@ __all__ = [
     "settle",
 ]
 
-# The engine's public kind names (DESIGN.md): what an acceptance or a relaxation may name.
+# The engine's public kind names (docs/contract.md): what an acceptance or a relaxation may name.
 KIND_NAMES: Final = frozenset(kind.value for kind in Kind)
 _TOOL = re.compile(r"[A-Za-z0-9._-]{1,128}")
 

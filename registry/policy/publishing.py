@@ -1,4 +1,4 @@
-"""The publishing rule of DESIGN.md, as pure functions over a tool's stored state.
+"""The publishing rule of docs/contract.md, as pure functions over a tool's stored state.
 
     outcome = plan_publish(state, definition, digest, request, finder)
     outcome.accepted      # False: `outcome.decisions` lists what the publisher still owes

@@ -19,7 +19,7 @@ run time, because the registry's service installs without the `mcp` SDK and
 the schemas of the older revisions ship in no package.
 
 One deliberate difference: a tool's `_meta` is passed through on every
-revision. The gate's `schemaVersion` and `schemaHash` live there (DESIGN.md),
+revision. The gate's `schemaVersion` and `schemaHash` live there (docs/contract.md),
 every revision reserves `_meta` for protocol metadata, and no digest counts it.
 A content block of a type the revision lacks (audio before 2025-03-26,
 resource_link before 2025-06-18) becomes a text block holding its JSON, so the

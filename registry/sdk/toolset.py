@@ -14,15 +14,17 @@ swap replaces the whole object, it never changes one in place.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Mapping
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from registry.canonical import DigestError, canonical_json, digest
+from registry.canonical import DigestError, canonical_json, digest_of_canonical, parse_json
 from registry.compat.converters import ConverterError, Op, Rename, parse_pointer
+from registry.sdk._verify import Checked, definitions, digests_from_bytes, verify_payload
 
 if TYPE_CHECKING:
     import os
@@ -47,11 +49,16 @@ __all__ = [
     "payload_digest",
 ]
 
-# cosmetic kinds of the engine's vocabulary (DESIGN.md): nothing a caller must change
+# cosmetic kinds of the engine's vocabulary (docs/contract.md): nothing a caller must change
 _COSMETIC = frozenset(
     {"description-changed", "title-changed", "examples-changed", "comment-changed", "icons-changed"}
 )
 _INPUT = "/inputSchema"
+
+
+# The payload's Structs are not tracked by the cycle collector (`gc=False`): they
+# only ever hold JSON data, which cannot refer back to them, and a 10,000-tool
+# payload has tens of thousands of them for every collection to scan.
 
 
 class ToolsetError(ValueError):
@@ -59,7 +66,7 @@ class ToolsetError(ValueError):
     or inconsistent (a route that does not lead to current, ...)."""
 
 
-class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False, gc=False):
     """One step of a route: an additive identity step (`ops == ()`) or a
     registered, verified converter from version `from` to version `to`.
     `accepted`: an identity step whose breaking changes the publisher accepted
@@ -76,7 +83,7 @@ class RouteStep(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
                 parse_pointer(pointer)  # ConverterError is a ValueError: msgspec reports it
 
 
-class ContractChange(msgspec.Struct, frozen=True):
+class ContractChange(msgspec.Struct, frozen=True, gc=False):
     """One change a caller of an older version must make to speak current, in
     the engine's words: a change of the input schema, cosmetic kinds left out."""
 
@@ -103,7 +110,7 @@ def contract_changes(report: ChangeReport) -> tuple[ContractChange, ...]:
     )
 
 
-class VersionEntry(msgspec.Struct, frozen=True):
+class VersionEntry(msgspec.Struct, frozen=True, gc=False):
     """A served (non-retired) version of a tool and its route to current.
 
     `changes` (every version but current): what changed from it to current,
@@ -119,7 +126,7 @@ class VersionEntry(msgspec.Struct, frozen=True):
     changes: tuple[ContractChange, ...] | None = None
 
 
-class RetiredVersion(msgspec.Struct, frozen=True):
+class RetiredVersion(msgspec.Struct, frozen=True, gc=False):
     """A retired version; `definition` is None in payloads of registries that
     predate it (the gate then cannot name it as a call's inferred version).
     `changes`: as `VersionEntry.changes`, present only with `definition`."""
@@ -130,7 +137,7 @@ class RetiredVersion(msgspec.Struct, frozen=True):
     changes: tuple[ContractChange, ...] | None = None
 
 
-class ToolEntry(msgspec.Struct, frozen=True):
+class ToolEntry(msgspec.Struct, frozen=True, gc=False):
     """A tool: its current version number, served versions (current first)
     and retired versions."""
 
@@ -168,12 +175,12 @@ class ToolEntry(msgspec.Struct, frozen=True):
         return next((v for v, d in self._known() if d == value), None)
 
 
-class AliasContract(msgspec.Struct, frozen=True):
+class AliasContract(msgspec.Struct, frozen=True, gc=False):
     tool: str
     version: int
 
 
-class AliasEntry(msgspec.Struct, frozen=True):
+class AliasEntry(msgspec.Struct, frozen=True, gc=False):
     """An old tool name resolving to `target`, speaking a fixed contract.
     `route` is None while no verified route from the contract to current exists."""
 
@@ -184,7 +191,7 @@ class AliasEntry(msgspec.Struct, frozen=True):
     route: tuple[RouteStep, ...] | None = None
 
 
-class ToolsetPayload(msgspec.Struct, frozen=True):
+class ToolsetPayload(msgspec.Struct, frozen=True, gc=False):
     """`gating=False`: the namespace's policy turned gating off (the gate passes calls
     through without version checks); payloads of gated namespaces leave it out."""
 
@@ -198,7 +205,10 @@ class ToolsetPayload(msgspec.Struct, frozen=True):
 def payload_digest(payload: Mapping[str, Any]) -> str:
     """`sha256:` + SHA-256 of the canonical JSON of the payload without `digest`."""
     body = {key: value for key, value in payload.items() if key != "digest"}
-    return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
+    return digest_of_canonical(canonical_json(body))
+
+
+Digests = Mapping[int, "str | Exception"]
 
 
 class Toolset:
@@ -221,38 +231,54 @@ class Toolset:
     def from_json(cls, data: bytes) -> Toolset:
         """Load a sync payload; raises `ToolsetError` on an unreadable,
         tampered (digest mismatch) or inconsistent one."""
-        try:
-            raw = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            raise ToolsetError(f"toolset payload is not JSON: {exc}") from exc
-        except RecursionError:
-            raise ToolsetError("toolset payload is nested too deeply") from None
-        return cls._load(raw, bytes(data))
+        data = bytes(data)
+        with _collection_paused():
+            try:  # the registry's own payloads: checked on their bytes (registry.sdk._verify)
+                payload = msgspec.json.decode(data, type=ToolsetPayload)
+                digests = digests_from_bytes(data, payload)
+            except (msgspec.ValidationError, msgspec.DecodeError, ValueError, RecursionError):
+                digests = None
+            if digests is not None:
+                _check_consistency(payload, digests)
+                return cls(payload, data)
+            try:  # any other payload: its JSON written canonically
+                tree, floats = parse_json(data)
+            except msgspec.DecodeError as exc:
+                raise ToolsetError(f"toolset payload is not JSON: {exc}") from exc
+            except RecursionError:
+                raise ToolsetError("toolset payload is nested too deeply") from None
+            return cls._load(tree, floats, data)
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> Toolset:
         """Load an already parsed payload (its `digest` is checked all the same)."""
-        return cls._load(dict(payload), canonical_json(dict(payload)))
-
-    @classmethod
-    def _load(cls, raw: Any, data: bytes) -> Toolset:
-        if not isinstance(raw, dict):
-            raise ToolsetError("toolset payload is not a JSON object")
-        claimed = raw.get("digest")
         try:
-            actual = payload_digest(raw)
+            data = canonical_json(dict(payload))
         except DigestError as exc:
             raise ToolsetError(f"toolset payload cannot be canonicalised: {exc}") from exc
-        if claimed != actual:
-            raise ToolsetError(
-                f"toolset digest mismatch: the payload says {claimed!r} but its content "
-                f"hashes to {actual!r}; refusing a tampered or corrupted toolset"
-            )
+        return cls.from_json(data)
+
+    @classmethod
+    def _load(cls, tree: Any, floats: bool, data: bytes) -> Toolset:
+        if not isinstance(tree, dict):
+            raise ToolsetError("toolset payload is not a JSON object")
+        claimed = tree.get("digest")
         try:
-            payload = msgspec.convert(raw, ToolsetPayload)
+            payload = msgspec.convert(tree, ToolsetPayload)
         except (msgspec.ValidationError, ConverterError) as exc:
+            # a digest mismatch is said first
+            _require_digest(claimed, lambda: payload_digest(tree))
             raise ToolsetError(f"invalid toolset payload: {exc}") from exc
-        _check_consistency(payload)
+        checked = _require_digest(claimed, lambda: verify_payload(tree, payload))
+        digests = checked.digests
+        if floats:  # the Structs hold numbers as parse_json read them: read them plainly
+            plain = msgspec.json.decode(data, type=ToolsetPayload)
+            digests = {
+                id(new): digests[id(old)]
+                for old, new in zip(definitions(payload), definitions(plain), strict=True)
+            }
+            payload = plain
+        _check_consistency(payload, digests)
         return cls(payload, data)
 
     @classmethod
@@ -360,6 +386,41 @@ class Toolset:
         )
 
 
+_Found = TypeVar("_Found", str, Checked)
+
+
+def _require_digest(claimed: object, compute: Callable[[], _Found]) -> _Found:
+    """What `compute` found (the payload digest, or a `Checked` holding it), unless
+    the payload cannot be canonicalised or its digest is not the one `claimed`."""
+    try:
+        found = compute()
+    except DigestError as exc:
+        raise ToolsetError(f"toolset payload cannot be canonicalised: {exc}") from exc
+    computed = found if isinstance(found, str) else found.payload_digest
+    if claimed != computed:
+        raise ToolsetError(
+            f"toolset digest mismatch: the payload says {claimed!r} but its content "
+            f"hashes to {computed!r}; refusing a tampered or corrupted toolset"
+        )
+    return found
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a payload is read: it allocates hundreds of
+    thousands of containers, all live, and the collections that would run meanwhile
+    scan the whole heap again and again (over half the time of a 4.6 MB payload in a
+    process that already holds one, measured; one young collection runs after)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _check_route(route: tuple[RouteStep, ...], start: int, current: int, what: str) -> None:
     at = start
     for step in route:
@@ -370,49 +431,57 @@ def _check_route(route: tuple[RouteStep, ...], start: int, current: int, what: s
         raise ToolsetError(f"{what}: route ends at v{at}, not at current v{current}")
 
 
-def _check_digest(definition: dict[str, Any], expected: str, what: str) -> None:
-    try:
-        actual = digest(definition)
-    except DigestError as exc:
-        raise ToolsetError(f"{what}: {exc}") from exc
-    if actual != expected:
-        raise ToolsetError(f"{what}: definition hashes to {actual}, not {expected}")
+def _check_digest(digests: Digests, definition: dict[str, Any], expected: str, what: str) -> None:
+    actual = digests[id(definition)]
+    if actual == expected:
+        return
+    if isinstance(actual, Exception):
+        raise ToolsetError(f"{what}: {actual}")
+    raise ToolsetError(f"{what}: definition hashes to {actual}, not {expected}")
 
 
-def _check_consistency(payload: ToolsetPayload) -> None:
+def _check_consistency(payload: ToolsetPayload, digests: Digests) -> None:
+    """Names unique, current first, routes to current, definitions hashing to their
+    digests (`digests`: by `id()` of each definition, as `verify_payload` found them)."""
     names: set[str] = set()
+    by_name = {tool.name: tool for tool in payload.tools}
     for tool in payload.tools:
         if tool.name in names:
             raise ToolsetError(f"tool {tool.name!r} appears twice")
         names.add(tool.name)
         if not tool.versions or tool.versions[0].version != tool.current:
             raise ToolsetError(f"tool {tool.name!r}: the first served version must be current")
-        seen: set[int] = set()
+        seen = {gone.version for gone in tool.retired}
         for entry in tool.versions:
-            what = f"tool {tool.name!r} v{entry.version}"
-            if entry.version in seen or tool.is_retired(entry.version):
-                raise ToolsetError(f"{what} is listed twice")
+            if entry.version in seen:
+                raise ToolsetError(f"tool {tool.name!r} v{entry.version} is listed twice")
             seen.add(entry.version)
-            _check_digest(entry.definition, entry.digest, what)
-            _check_route(entry.route, entry.version, tool.current, what)
+            if digests[id(entry.definition)] != entry.digest or entry.route:
+                what = f"tool {tool.name!r} v{entry.version}"
+                _check_digest(digests, entry.definition, entry.digest, what)
+                _check_route(entry.route, entry.version, tool.current, what)
+            elif entry.version != tool.current:  # no route: only current may have none
+                _check_route(
+                    entry.route, entry.version, tool.current, f"tool {tool.name!r} v{entry.version}"
+                )
         for gone in tool.retired:
             if gone.definition is not None:
-                _check_digest(gone.definition, gone.digest, f"tool {tool.name!r} v{gone.version}")
+                what = f"tool {tool.name!r} v{gone.version}"
+                _check_digest(digests, gone.definition, gone.digest, what)
     for alias in payload.aliases:
         what = f"alias {alias.name!r}"
         if alias.name in names:
             raise ToolsetError(f"{what} has the name of a tool or another alias")
         names.add(alias.name)
-        target = next((t for t in payload.tools if t.name == alias.target), None)
+        target = by_name.get(alias.target)
         if target is None:
             raise ToolsetError(f"{what}: target tool {alias.target!r} is not in the toolset")
-        contract_tool = next((t for t in payload.tools if t.name == alias.contract.tool), None)
+        contract_tool = by_name.get(alias.contract.tool)
         if contract_tool is not None:
             expected = contract_tool.digest_of(alias.contract.version)
-            try:
-                actual = digest(alias.definition)
-            except DigestError as exc:
-                raise ToolsetError(f"{what}: {exc}") from exc
+            actual = digests[id(alias.definition)]
+            if isinstance(actual, Exception):
+                raise ToolsetError(f"{what}: {actual}")
             if expected is not None and actual != expected:
                 raise ToolsetError(
                     f"{what}: its definition hashes to {actual}, not to the contract "

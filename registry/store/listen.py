@@ -1,11 +1,21 @@
 """LISTEN on `toolset_changed` (and `token_revoked`) from a dedicated connection,
 reconnecting on loss.
 
-    async with ToolsetListener(dsn, on_change, revocations=on_revoked) as listener:
-        ...   # on_change("billing") after each committed toolset change,
+    async with ToolsetListener(dsn, on_change, tools=on_tool, revocations=on_revoked):
+        ...   # on_tool("billing", "db.query") after each committed change to one tool,
+              # on_change("billing") after other committed toolset changes,
               # on_revoked("tok_...") after each committed token revocation
 
-`callback(namespace)` runs for each notification. `callback(None)` means
+A write to one tool notifies `namespace/tool` and then `namespace` in the same
+transaction (delivered together, in that order, at commit); replicas that
+predate tool notices only understand the second. With a `tools` callback, a
+`namespace` notice that comes right after tool notices of the same namespace
+from the same server process says nothing new and is dropped; one that comes
+alone (a namespace created, a writer that predates tool notices) reaches
+`callback(namespace)`: anything in it may have changed. Without `tools`, tool
+notices are ignored and every `namespace` notice reaches `callback`.
+
+`callback(namespace)` runs for each such notification. `callback(None)` means
 "drop everything": the connection was lost, so notifications may have been
 missed; it is called when the loss is noticed and again once reconnected
 (what was cached during the outage may already be stale). `revocations(id)`
@@ -41,6 +51,7 @@ REVOKED_CHANNEL = "token_revoked"  # migrations/0002_token_revoked_notify.sql
 _log = logging.getLogger(__name__)
 
 Callback = Callable[[str | None], Awaitable[None] | None]
+ToolCallback = Callable[[str, str], None]
 
 
 class ToolsetListener:
@@ -51,6 +62,7 @@ class ToolsetListener:
         *,
         channel: str = CHANNEL,
         revocations: Callback | None = None,
+        tools: ToolCallback | None = None,
         health_interval: float = 10.0,
         health_timeout: float = 5.0,
         connect_timeout: float = 10.0,
@@ -61,6 +73,8 @@ class ToolsetListener:
         self._callback = callback
         self._channel = channel
         self._revocations = revocations
+        self._tools = tools
+        self._told: tuple[int, str] | None = None  # (pid, namespace) of the last tool notice
         self._health_interval = health_interval
         self._health_timeout = health_timeout
         self._connect_timeout = connect_timeout
@@ -140,8 +154,20 @@ class ToolsetListener:
         if not task.cancelled() and task.exception() is not None:
             _log.error("toolset listener callback failed", exc_info=task.exception())
 
-    def _on_notify(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
-        self._emit(str(payload))
+    def _on_notify(self, _conn: Any, pid: int, _channel: str, payload: object) -> None:
+        namespace, slash, tool = str(payload).partition("/")
+        if slash:
+            if self._tools is not None:
+                self._told = (pid, namespace)
+                try:
+                    self._tools(namespace, tool)
+                except Exception:
+                    _log.exception("toolset listener callback failed")
+            return
+        told, self._told = self._told, None
+        if told == (pid, namespace) and self._tools is not None:
+            return  # the same change, said again for replicas that predate tool notices
+        self._emit(namespace)
 
     def _on_revoked(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
         self._emit(str(payload), self._revocations)
@@ -177,6 +203,7 @@ class ToolsetListener:
                 continue
             self._conn = conn
             backoff = self._min_backoff
+            self._told = None
             if had_connection:
                 self._emit(None)
                 if self._revocations is not None:

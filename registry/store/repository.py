@@ -3,7 +3,8 @@
 Every function takes `db`, a connection or a pool. A write runs in one
 transaction (a savepoint when the connection is already in one), appends one
 audit event per stored change, and, when it changes a namespace's toolset,
-sends `pg_notify('toolset_changed', namespace)`, delivered at commit. A write
+sends `pg_notify('toolset_changed', namespace)`, delivered at commit (after
+`namespace/tool` for a write to one tool: see `registry.store.listen`). A write
 that changes nothing (same digest, same converter, same alias) writes no event
 and sends no notification.
 
@@ -170,8 +171,15 @@ async def _audit(
     return event_id
 
 
-async def _notify(conn: Connection, namespace: str) -> None:
-    await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, namespace)
+async def _notify(conn: Connection, namespace: str, tool: str | None = None) -> None:
+    """Listeners hear `namespace/tool` (what changed, for `registry.store.listen`), then
+    `namespace` (what replicas that predate tool notices listen for)."""
+    if tool is None:
+        await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, namespace)
+    else:
+        await conn.execute(
+            "SELECT pg_notify($1, $2 || '/' || $3), pg_notify($1, $2)", CHANNEL, namespace, tool
+        )
 
 
 async def _ensure_namespace(
@@ -760,7 +768,9 @@ async def publish(
                 SELECT $6, 'version.publish', $1, $2, $3, $7, $8::text::jsonb FROM inserted
                 RETURNING id
             )
-            SELECT inserted.*, audited.id AS audit_id, pg_notify($9, $1)::text AS notified
+            SELECT inserted.*, audited.id AS audit_id,
+                   pg_notify($9, $1 || '/' || $2)::text AS notified_tool,
+                   pg_notify($9, $1)::text AS notified
             FROM inserted, audited
             """,
             namespace,
@@ -850,7 +860,7 @@ async def _lifecycle(
             audit_ids=audit_ids,
         )
         if changed:
-            await _notify(conn, namespace)
+            await _notify(conn, namespace, tool)
         return record
 
 
@@ -944,7 +954,7 @@ async def register_converter(
             audit_ids=audit_ids,
         )
         if created:
-            await _notify(conn, namespace)
+            await _notify(conn, namespace, tool)
         return converter, created
 
 
@@ -1029,7 +1039,7 @@ async def set_alias(
                 },
             },
         )
-        await _notify(conn, namespace)
+        await _notify(conn, namespace, target_tool)  # the alias list is rebuilt with any tool
         return AliasChange(alias=alias, previous=previous, changed=True)
 
 

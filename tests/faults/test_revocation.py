@@ -52,7 +52,7 @@ def _services(app: ServedApp) -> Any:
 async def _held(app: ServedApp, count: int) -> None:
     """Until `count` requests long-poll on this replica."""
     for _ in range(400):
-        if _services(app).cache.waiting >= count:
+        if _services(app).longpolls.waiting >= count:
             return
         await asyncio.sleep(0.025)
     raise AssertionError("the long-polls were never held")
@@ -97,7 +97,7 @@ async def test_revocation_releases_the_tokens_waiters_on_every_replica(
     for answer in await asyncio.gather(*polls):
         _assert_released(answer)
     for app in replicas.apps:
-        assert _services(app).cache.waiting == 0
+        assert _services(app).longpolls.waiting == 0
 
 
 async def test_a_revocation_missed_while_listen_was_down_is_found_on_reconnect(

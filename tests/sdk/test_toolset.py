@@ -163,3 +163,150 @@ def test_alias_definition_must_be_its_contract() -> None:
     body = payload(body["tools"], body["aliases"])
     with pytest.raises(ToolsetError, match="not to the contract"):
         Toolset.from_json(encode(body))
+
+
+# Definitions where a fast canonical writer could go wrong: numbers with fractions and
+# exponents, a `_meta` (outside the definition's digest, inside the payload's), keys
+# beyond U+FFFF, a long integer in a string.
+AWKWARD = {
+    "name": "awkward",
+    "description": "Numbers \U0001f600 and keys",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "ratio": {"type": "number", "minimum": 0.5, "maximum": 1e21, "multipleOf": 1e-7},
+            "\U0001f600": {"type": "string", "default": "12345678901234567890"},
+            "\ufb33": {"type": "integer", "maximum": 9007199254740991},
+        },
+    },
+    "_meta": {"ratio": 2.50, "note": "meta is outside the definition's digest"},
+}
+
+
+def test_awkward_definitions_load_with_their_reference_digests() -> None:
+    from registry.canonical import digest
+
+    tool = {"name": "awkward", "current": 1, "versions": [served(AWKWARD, 1)], "retired": []}
+    body = payload([tool])
+    toolset = Toolset.from_json(json.dumps(body, ensure_ascii=False).encode())
+    assert toolset.digest == body["digest"]
+    entry = toolset.tool("awkward")
+    assert entry is not None
+    assert entry.current_version.digest == digest(AWKWARD)
+    ratio = entry.current_version.definition["inputSchema"]["properties"]["ratio"]
+    assert type(ratio["minimum"]) is float  # numbers as a plain JSON reader gives them
+
+
+def test_a_changed_number_is_a_digest_mismatch_even_when_the_payload_digest_fits() -> None:
+    version = served(AWKWARD, 1)
+    version["definition"] = copy.deepcopy(AWKWARD)
+    version["definition"]["inputSchema"]["properties"]["ratio"]["minimum"] = 0.50000001
+    body = payload([{"name": "awkward", "current": 1, "versions": [version], "retired": []}])
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(encode(body))
+
+
+def test_true_for_one_is_a_digest_mismatch() -> None:
+    """`true == 1` in Python: a digest check by equality would miss this change."""
+    original = {"name": "flags", "inputSchema": {"type": "object", "maxProperties": 1}}
+    version = served(original, 1)
+    version["definition"] = {
+        "name": "flags",
+        "inputSchema": {"type": "object", "maxProperties": True},
+    }
+    body = payload([{"name": "flags", "current": 1, "versions": [version], "retired": []}])
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(encode(body))
+
+
+# -- payloads as the registry serves them: canonical JSON, checked on their bytes --------
+
+
+def canonical(body: dict[str, Any]) -> bytes:
+    """A payload as the registry serves it: its canonical JSON, digest member included."""
+    from registry.canonical import canonical_json
+
+    return canonical_json(body)
+
+
+def _awkward_payload(**changes: Any) -> dict[str, Any]:
+    definition = {**copy.deepcopy(AWKWARD), **changes}
+    version = served(AWKWARD, 1)
+    version["definition"] = definition
+    alias = {
+        "name": "awkward_v1",
+        "target": "awkward",
+        "contract": {"tool": "awkward", "version": 1},
+        "definition": definition,
+        "route": [],
+    }
+    tool = {"name": "awkward", "current": 1, "versions": [version], "retired": []}
+    return payload([tool], [alias])
+
+
+@pytest.fixture
+def slow_path_spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the payloads checked by writing them canonically (not on their bytes)."""
+    import registry.sdk.toolset as module
+
+    calls: list[int] = []
+    real = module.verify_payload
+
+    def spy(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(module, "verify_payload", spy)
+    return calls
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_canonical_payloads_are_checked_on_their_bytes(name: str, slow_path_spy: list[int]) -> None:
+    data = canonical(EXAMPLES[name])
+    toolset = Toolset.from_json(data)
+    assert toolset.digest == EXAMPLES[name]["digest"]
+    assert slow_path_spy == []
+    Toolset.from_json(encode(EXAMPLES[name]))  # the same payload, not canonical bytes
+    assert slow_path_spy == [1]
+
+
+def test_a_canonical_payload_with_meta_floats_and_an_alias_loads(slow_path_spy: list[int]) -> None:
+    body = _awkward_payload()
+    toolset = Toolset.from_json(canonical(body))
+    assert slow_path_spy == []
+    assert toolset.alias("awkward_v1") is not None
+    minimum = toolset.tool("awkward").current_version.definition["inputSchema"]  # type: ignore[union-attr]
+    assert type(minimum["properties"]["ratio"]["minimum"]) is float
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"description": "Numbers \U0001f600 and keys, changed"},
+        {"inputSchema": {"type": "object", "maxProperties": True}},
+    ],
+)
+def test_a_changed_definition_in_canonical_bytes_is_refused(change: dict[str, Any]) -> None:
+    """The payload digest fits (recomputed), the definition's does not."""
+    body = _awkward_payload(**change)
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(canonical(body))
+
+
+def test_canonical_bytes_with_a_wrong_payload_digest_are_refused() -> None:
+    body = {**EXAMPLES["seed_000_served"], "digest": "sha256:" + "1" * 64}
+    with pytest.raises(ToolsetError, match="digest mismatch"):
+        Toolset.from_json(canonical(body))
+
+
+def test_the_registrys_own_payload_is_checked_on_its_bytes(slow_path_spy: list[int]) -> None:
+    from registry.canonical import digest
+    from registry.policy.routes import RouteFinder
+    from registry.policy.toolset import build_toolset
+    from tests.test_toolset_parts import Row
+
+    rows = [Row("db.query", 1, digest(DB_QUERY_V3), "deprecated", DB_QUERY_V3)]
+    rows.append(Row("db.query", 2, digest(DB_QUERY_V4), "active", DB_QUERY_V4))
+    built = build_toolset("billing", rows, [], [], RouteFinder())
+    assert Toolset.from_json(built.body).digest == built.digest
+    assert slow_path_spy == []

@@ -136,3 +136,46 @@ async def test_a_revocation_notifies_once_on_its_own_channel(
         await repo.revoke_token(db_pool, other.id, actor=None, request_id=None)
         assert [await _next(revoked), await _next(revoked)] == [token.id, other.id]
     assert revoked.empty() and toolsets.empty()
+
+
+async def test_tool_notices_name_the_tool_and_the_repeat_for_old_replicas_is_dropped(
+    database_url: str, db_pool: asyncpg.Pool
+) -> None:
+    """A write to one tool notifies `namespace/tool` then `namespace` (for replicas that
+    predate tool notices); a listener with a `tools` callback hears the tool once and
+    not the repeat, and still hears a `namespace` notice that comes alone."""
+    namespaces: asyncio.Queue[str | None] = asyncio.Queue()
+    tools: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    listener = ToolsetListener(
+        database_url, namespaces.put_nowait, tools=lambda ns, tool: tools.put_nowait((ns, tool))
+    )
+    async with listener:
+        await _publish(db_pool, "billing", 1)
+        assert await asyncio.wait_for(tools.get(), 5) == ("billing", "db.query")
+        await repo.deprecate(
+            db_pool, "billing", "db.query", 1, sunset=None, actor=None, request_id=None
+        )
+        assert await asyncio.wait_for(tools.get(), 5) == ("billing", "db.query")
+        async with db_pool.acquire() as conn:  # a namespace change that names no tool
+            await conn.execute("SELECT pg_notify('toolset_changed', 'billing')")
+        assert await _next(namespaces) == "billing"
+        assert namespaces.empty() and tools.empty()
+
+
+async def test_the_notices_of_a_write_come_tool_first(
+    database_url: str, db_pool: asyncpg.Pool
+) -> None:
+    """The order the listener relies on: `namespace/tool` before `namespace`."""
+    heard: list[str] = []
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.add_listener("toolset_changed", lambda *args: heard.append(args[3]))
+        await _publish(db_pool, "billing", 1)
+        await repo.retire(db_pool, "billing", "db.query", 1, actor=None, request_id=None)
+        for _ in range(100):
+            if len(heard) >= 4:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await conn.close()
+    assert heard == ["billing/db.query", "billing", "billing/db.query", "billing"]
