@@ -82,3 +82,21 @@ for (const golden of DOCUMENT.cases) {
     assert.deepEqual(unordered(observed(gate, decision)), unordered(golden.expect));
   });
 }
+
+test("one gate deciding the rows in turn (its last-tool entry set by the row before) decides each as a fresh gate", () => {
+  const gates = new Map<string, Gate>();
+  for (const golden of [...DOCUMENT.cases, ...[...DOCUMENT.cases].reverse()]) {
+    let gate = gates.get(golden.toolset);
+    if (gate === undefined) {
+      gate = new Gate(Toolset.fromJson(JSON.stringify(DOCUMENT.toolsets[golden.toolset])));
+      gates.set(golden.toolset, gate);
+      // the entry starts empty: a call named "" is no tool's
+      const nameless = gate.check("", {}, null);
+      assert.equal(nameless.accepted ? null : nameless.error.data.reason, "unknown_tool");
+    }
+    const decision = gate.check(golden.tool, structuredClone(golden.arguments), structuredClone(golden.meta));
+    assert.deepEqual(unordered(observed(gate, decision)), unordered(golden.expect), `row ${golden.row}: ${golden.name}`);
+    const unknown = gate.check(`${golden.tool}.unknown`, {}, null);
+    assert.equal(unknown.accepted ? null : unknown.error.data.reason, "unknown_tool");
+  }
+});
