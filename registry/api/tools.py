@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -10,7 +9,14 @@ from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Action, Principal
-from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
+from registry.api.params import (
+    AliasName,
+    NamespaceName,
+    ToolName,
+    VersionText,
+    tool_name,
+    version_number,
+)
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
@@ -78,37 +84,6 @@ from registry.store import (
 )
 
 __all__ = ["HANDLERS"]
-
-NAMESPACE_RULE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-TOOL_RULE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-VERSION_RULE = re.compile(r"^v?([1-9][0-9]{0,8})$")
-
-
-# -- path parameters -----------------------------------------------
-
-
-def namespace_name(ns: str) -> str:
-    if not NAMESPACE_RULE.fullmatch(ns):
-        raise ApiError(
-            "invalid-request", f"namespace {ns!r} does not match {NAMESPACE_RULE.pattern}"
-        )
-    return ns
-
-
-def tool_name(tool: str, what: str = "tool") -> str:
-    if not TOOL_RULE.fullmatch(tool):
-        raise ApiError(
-            "invalid-request", f"{what} name {tool!r} does not match {TOOL_RULE.pattern}"
-        )
-    return tool
-
-
-def version_number(n: str) -> int:
-    """A version from the path: `3`, `"v3"` too (the MCP wire spelling)."""
-    match = VERSION_RULE.fullmatch(n)
-    if match is None:
-        raise ApiError("invalid-request", f"version {n!r} is not a positive integer")
-    return int(match.group(1))
 
 
 async def _reader(request: Request[Any, Any, Any], ns: str) -> Services:
