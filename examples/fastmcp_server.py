@@ -26,15 +26,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from pathlib import Path
 from typing import Any, Literal
 
 from fastmcp import FastMCP
-from gated_server import configure_logging, demo_toolset, registry_source
+from gated_server import configure_logging, toolset_source
 
-from registry.sdk import Toolset, ToolsetError
 from registry.sdk.fastmcp_adapter import gate_fastmcp, gated_arguments
-from registry.sdk.mcp_adapter import ToolsetSource
 
 
 def build_app(namespace: str) -> FastMCP[Any]:
@@ -52,18 +49,7 @@ def build_app(namespace: str) -> FastMCP[Any]:
 
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
-    source: Toolset | ToolsetSource
-    try:
-        if args.toolset is not None:
-            source = Toolset.from_json(Path(args.toolset).read_bytes())
-        elif args.demo:
-            source = demo_toolset(namespace)
-        elif os.environ.get("REGISTRY_URL"):
-            source = await registry_source(os.environ["REGISTRY_URL"], namespace)
-        else:
-            raise SystemExit("fastmcp_server: give --toolset FILE, --demo, or set REGISTRY_URL")
-    except (OSError, ToolsetError) as exc:  # SyncError is a ToolsetError
-        raise SystemExit(f"fastmcp_server: no toolset to serve: {exc}") from exc
+    source = await toolset_source(args, namespace, "fastmcp_server")
 
     app = build_app(namespace)
     # the gate follows a watcher source by itself: every swap is announced

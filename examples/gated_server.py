@@ -131,6 +131,22 @@ async def registry_source(url: str, namespace: str) -> ToolsetSource:
     return watcher.start()
 
 
+async def toolset_source(
+    args: argparse.Namespace, namespace: str, program: str
+) -> Toolset | ToolsetSource:
+    """What `--toolset FILE`, `--demo` or `REGISTRY_URL` names; SystemExit without one."""
+    try:
+        if args.toolset is not None:
+            return Toolset.from_json(Path(args.toolset).read_bytes())
+        if args.demo:
+            return demo_toolset(namespace)
+        if os.environ.get("REGISTRY_URL"):
+            return await registry_source(os.environ["REGISTRY_URL"], namespace)
+    except (OSError, ToolsetError) as exc:  # SyncError is a ToolsetError
+        raise SystemExit(f"{program}: no toolset to serve: {exc}") from exc
+    raise SystemExit(f"{program}: give --toolset FILE, --demo, or set REGISTRY_URL")
+
+
 async def publish_own_capabilities(url: str, namespace: str, options: Any) -> None:
     """Seed 004: the registry keeps what this server declares, so pipelines can check
     the methods they need (`registry capabilities check`). A refusal (a token without
@@ -199,18 +215,7 @@ async def usage_reporting(
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
     usage_interval()  # a bad setting stops the server before it syncs anything
-    source: Toolset | ToolsetSource
-    try:
-        if args.toolset is not None:
-            source = Toolset.from_json(Path(args.toolset).read_bytes())
-        elif args.demo:
-            source = demo_toolset(namespace)
-        elif os.environ.get("REGISTRY_URL"):
-            source = await registry_source(os.environ["REGISTRY_URL"], namespace)
-        else:
-            raise SystemExit("gated_server: give --toolset FILE, --demo, or set REGISTRY_URL")
-    except (OSError, ToolsetError) as exc:  # SyncError is a ToolsetError
-        raise SystemExit(f"gated_server: no toolset to serve: {exc}") from exc
+    source = await toolset_source(args, namespace, "gated_server")
 
     async with usage_reporting(namespace, source) as reporter:
         server: Server[Any] = Server(f"{namespace}-gated", version="0.1.0")

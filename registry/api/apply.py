@@ -14,6 +14,7 @@ from litestar.params import FromQuery, JSONBody
 
 from registry.api.auth import Principal
 from registry.api.namespace_policy import policy_problem, to_document
+from registry.api.params import namespace_name, tool_name
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
@@ -23,7 +24,7 @@ from registry.api.problems import (
     problem_responses,
 )
 from registry.api.services import Services, principal, request_id, services
-from registry.api.tools import namespace_name, store_decision, tool_name
+from registry.api.tools import store_decision
 from registry.api.usage import plan_with_usage
 from registry.canonical import digest as canonical_digest
 from registry.compat import ClassificationError

@@ -19,8 +19,7 @@ from registry.api.problems import (
     namespace_not_found,
     problem_responses,
 )
-from registry.api.services import actor, request_id
-from registry.api.tools import _reader, _writer
+from registry.api.services import actor, reader, request_id, writer
 from registry.policy.capabilities import (
     CapabilityError,
     CapturedInitialize,
@@ -61,7 +60,7 @@ class MethodsRequest(msgspec.Struct, forbid_unknown_fields=True):
 async def put_capabilities(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[dict[str, Any]]
 ) -> Response[CapabilitiesRecord]:
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     try:
         captured = parse_initialize(data)
     except CapabilityError as exc:
@@ -84,7 +83,7 @@ async def put_capabilities(
 
 
 async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, CapturedInitialize]:
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     record = await repository.get_capabilities(svc.database, ns)
     if record is None:
         raise ApiError("not-found", f"namespace {ns} has no captured capabilities")

@@ -23,8 +23,7 @@ from registry.api.problems import (
     namespace_not_found,
     problem_responses,
 )
-from registry.api.services import actor, request_id
-from registry.api.tools import _reader, _writer
+from registry.api.services import actor, reader, request_id, writer
 from registry.api.wire import PolicyAnswer
 from registry.policy.acceptance import NamespacePolicy, check_policy
 from registry.store import NamespaceNotFound, PolicyRecord, repository
@@ -78,7 +77,7 @@ def _answer(
     ),
 )
 async def get_namespace_policy(request: Request[Any, Any, Any], ns: NamespaceName) -> PolicyAnswer:
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
         raise namespace_not_found(ns)
     return _answer(ns, await get_policy(svc.database, ns))
@@ -100,7 +99,7 @@ async def get_namespace_policy(request: Request[Any, Any, Any], ns: NamespaceNam
 async def put_namespace_policy(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[NamespacePolicy]
 ) -> PolicyAnswer:
-    svc = await _writer(request, ns, "admin")
+    svc = await writer(request, ns, "admin")
     problem = policy_problem(data)
     if problem is not None:
         raise problem

@@ -26,6 +26,9 @@ __all__ = [
     "VersionText",
     "exact",
     "exact_names",
+    "namespace_name",
+    "tool_name",
+    "version_number",
 ]
 
 NAMESPACE_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -33,6 +36,10 @@ TOOL_PATTERN: Final = r"^[A-Za-z0-9._-]{1,128}$"
 VERSION_PATTERN: Final = r"^v?[1-9][0-9]{0,8}$"
 DIGEST_PATTERN: Final = r"^sha256:[0-9a-f]{64}$"
 AUDIT_ACTION_PATTERN: Final = r"^[a-z][a-z._-]{0,63}$"
+
+_NAMESPACE_RULE: Final = re.compile(NAMESPACE_PATTERN)
+_TOOL_RULE: Final = re.compile(TOOL_PATTERN)
+_VERSION_RULE: Final = re.compile(r"^v?([1-9][0-9]{0,8})$")  # VERSION_PATTERN, number captured
 
 NamespaceName = Annotated[
     str, PathParameter(pattern=NAMESPACE_PATTERN, description="A namespace: " + NAMESPACE_PATTERN)
@@ -73,3 +80,29 @@ async def exact_names(connection: ASGIConnection[Any, Any, Any, Any], _handler: 
         pattern = _PATH_RULES.get(name)
         if pattern is not None and isinstance(value, str):
             exact(name, value, pattern)
+
+
+def namespace_name(ns: str) -> str:
+    """`ns` when it is a namespace name (a body's, say); else 400 `invalid-request`."""
+    if not _NAMESPACE_RULE.fullmatch(ns):
+        raise ApiError(
+            "invalid-request", f"namespace {ns!r} does not match {_NAMESPACE_RULE.pattern}"
+        )
+    return ns
+
+
+def tool_name(tool: str, what: str = "tool") -> str:
+    """`tool` when it is a tool name; else 400 `invalid-request` naming it as `what`."""
+    if not _TOOL_RULE.fullmatch(tool):
+        raise ApiError(
+            "invalid-request", f"{what} name {tool!r} does not match {_TOOL_RULE.pattern}"
+        )
+    return tool
+
+
+def version_number(n: str) -> int:
+    """A version from the path: `3`, `"v3"` too (the MCP wire spelling)."""
+    match = _VERSION_RULE.fullmatch(n)
+    if match is None:
+        raise ApiError("invalid-request", f"version {n!r} is not a positive integer")
+    return int(match.group(1))

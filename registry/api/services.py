@@ -12,7 +12,7 @@ import msgspec
 import structlog
 from litestar.connection import ASGIConnection
 
-from registry.api.auth import BOOTSTRAP_ID, Principal, bearer_secret, matches_secret
+from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret, matches_secret
 from registry.api.limits import LimitLog, Limits
 from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
@@ -23,7 +23,16 @@ from registry.api.toolset_cache import ToolsetCache
 from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, repository
 
-__all__ = ["Services", "actor", "principal", "replica_read", "request_id", "services"]
+__all__ = [
+    "Services",
+    "actor",
+    "principal",
+    "reader",
+    "replica_read",
+    "request_id",
+    "services",
+    "writer",
+]
 
 _T = TypeVar("_T")
 _log = structlog.get_logger("registry.api")
@@ -121,6 +130,27 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     state["principal"] = found
     state["actor"] = found.token_id
     return found
+
+
+async def reader(request: ASGIConnection[Any, Any, Any, Any], ns: str) -> Services:
+    """The services, once the caller may read `ns` (open reads, or `ns:read`); else 401/403.
+    The app's guard (registry.api.access) asks the same first; the console's pages,
+    which call handlers directly, rely on this."""
+    svc = services(request)
+    who = await principal(request)
+    if not who.readable(ns, svc.settings.open_reads):
+        who.require(ns, "read")
+    return svc
+
+
+async def writer(
+    request: ASGIConnection[Any, Any, Any, Any], ns: str, action: Action = "publish"
+) -> Services:
+    """The services, once the caller holds `ns:{action}` (or higher); else 401/403."""
+    svc = services(request)
+    who = await principal(request)
+    who.require(ns, action)
+    return svc
 
 
 def _authorization(scope: Any) -> str | None:

@@ -19,8 +19,7 @@ from registry.api.problems import (
     namespace_not_found,
     problem_responses,
 )
-from registry.api.services import principal
-from registry.api.tools import _reader
+from registry.api.services import principal, reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
 from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
@@ -86,7 +85,7 @@ async def toolset(
         default=None, ge=0, le=60, description="seconds to hold the request until a change"
     ),
 ) -> Response[bytes]:
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     built = svc.cache.peek(ns)
     if built is None:
         svc.database  # noqa: B018 - 503 before reading when there is no database
@@ -101,7 +100,7 @@ async def toolset(
         # Held until a change: the body (none, for a GET) is read first, so that the
         # next message from the server is the client hanging up.
         await request.receive()
-        who = await principal(request)  # known already: _reader looked it up
+        who = await principal(request)  # known already: reader looked it up
         waiter = svc.longpolls.park(ns, answers, float(wait), who.token_id, request.receive)
         return Ready(waiter.answer, 200)
     if header == answers.etag or etag_matches(header, built.digest):
@@ -125,7 +124,7 @@ async def toolset(
 async def verify(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
 ) -> VerifyAnswer:
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     snapshot = await repository.load_namespace(svc.database, ns)
     if snapshot is None:
         raise namespace_not_found(ns)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
-from registry.api.auth import Action, Principal
-from registry.api.params import AliasName, NamespaceName, ToolName, VersionText
+from registry.api.params import (
+    AliasName,
+    NamespaceName,
+    ToolName,
+    VersionText,
+    tool_name,
+    version_number,
+)
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
@@ -26,9 +31,11 @@ from registry.api.services import (
     Services,
     actor,
     principal,
+    reader,
     replica_read,
     request_id,
     services,
+    writer,
 )
 from registry.api.usage import RetireAnswer, RetireRequest, check_retirements, retire_answer
 from registry.api.wire import (
@@ -78,52 +85,6 @@ from registry.store import (
 )
 
 __all__ = ["HANDLERS"]
-
-NAMESPACE_RULE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-TOOL_RULE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-VERSION_RULE = re.compile(r"^v?([1-9][0-9]{0,8})$")
-
-
-# -- path parameters -----------------------------------------------
-
-
-def namespace_name(ns: str) -> str:
-    if not NAMESPACE_RULE.fullmatch(ns):
-        raise ApiError(
-            "invalid-request", f"namespace {ns!r} does not match {NAMESPACE_RULE.pattern}"
-        )
-    return ns
-
-
-def tool_name(tool: str, what: str = "tool") -> str:
-    if not TOOL_RULE.fullmatch(tool):
-        raise ApiError(
-            "invalid-request", f"{what} name {tool!r} does not match {TOOL_RULE.pattern}"
-        )
-    return tool
-
-
-def version_number(n: str) -> int:
-    """A version from the path: `3`, `"v3"` too (the MCP wire spelling)."""
-    match = VERSION_RULE.fullmatch(n)
-    if match is None:
-        raise ApiError("invalid-request", f"version {n!r} is not a positive integer")
-    return int(match.group(1))
-
-
-async def _reader(request: Request[Any, Any, Any], ns: str) -> Services:
-    svc = services(request)
-    who = await principal(request)
-    if not who.readable(ns, svc.settings.open_reads):
-        who.require(ns, "read")
-    return svc
-
-
-async def _writer(request: Request[Any, Any, Any], ns: str, action: Action = "publish") -> Services:
-    svc = services(request)
-    who: Principal = await principal(request)
-    who.require(ns, action)
-    return svc
 
 
 def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
@@ -175,7 +136,7 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
 async def create_namespace(
     request: Request[Any, Any, Any], ns: NamespaceName
 ) -> Response[NamespaceEntry]:
-    svc = await _writer(request, ns, "admin")
+    svc = await writer(request, ns, "admin")
     record, created = await repository.create_namespace(
         svc.database, ns, actor=actor(request), request_id=request_id(request)
     )
@@ -192,7 +153,7 @@ async def create_namespace(
     ),
 )
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
         raise namespace_not_found(ns)
     tools = await repository.list_tools(svc.database, ns)
@@ -276,7 +237,7 @@ async def publish(
     data: JSONBody[PublishRequest],
 ) -> Response[PublishAnswer]:
     definition, digest = _validated(ns, tool, data)
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     evidence = await check_retirements(svc, svc.database, ns, tool, data.retire, data.require_idle)
     outcomes: list[PublishOutcome] = []
 
@@ -379,7 +340,7 @@ async def check(
     data: JSONBody[PublishRequest],
 ) -> CheckAnswer:
     definition, digest = _validated(ns, tool, data)
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     if await repository.get_namespace(svc.database, ns) is None:
         raise namespace_not_found(ns)
     state = await repository.load_tool_state(svc.database, ns, tool)
@@ -425,7 +386,7 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
     ),
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
-    await _reader(request, ns)
+    await reader(request, ns)
     versions = await replica_read(request, lambda db: repository.get_history(db, ns, tool))
     if not versions:
         raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
@@ -443,7 +404,7 @@ async def get_version(
     request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName, n: VersionText
 ) -> Version:
     number = version_number(n)
-    await _reader(request, ns)
+    await reader(request, ns)
     found = await replica_read(
         request, lambda db: repository.get_version(db, ns, tool, number), _is_there
     )
@@ -471,7 +432,7 @@ async def diff(
     against: FromQuery[str],
 ) -> DiffAnswer:
     number, other = version_number(n), version_number(against)
-    svc = await _reader(request, ns)
+    svc = await reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
     old = await _existing_version(svc, ns, tool, other)
     report = svc.finder.report(old, new)
@@ -543,7 +504,7 @@ async def deprecate(
     data: JSONBody[DeprecateRequest | None] = None,
 ) -> Version:
     number = version_number(n)
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     sunset = data.sunset if data is not None else None
     return await _lifecycle_call(
         repository.deprecate(
@@ -582,7 +543,7 @@ async def retire(
     data: JSONBody[RetireRequest | None] = None,
 ) -> RetireAnswer:
     number = version_number(n)
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     # usage evidence first (registry/api/usage.py): 409 version-in-use, or warnings
     evidence = await check_retirements(
         svc, svc.database, ns, tool, [number], data.require_idle if data is not None else None
@@ -627,7 +588,7 @@ async def register_converter(
     tool: ToolName,
     data: JSONBody[ConverterBody],
 ) -> Response[ConverterAnswer]:
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     if data.from_ == data.to:
         raise ApiError("request-invalid", "a converter goes from one version to another")
     source = await _existing_version(svc, ns, tool, data.from_)
@@ -687,7 +648,7 @@ async def set_alias(
 ) -> Response[AliasAnswer]:
     tool_name(data.target, "target tool")
     tool_name(data.contract.tool, "contract tool")
-    svc = await _writer(request, ns)
+    svc = await writer(request, ns)
     if await repository.get_version(svc.database, ns, alias, 1) is not None:
         raise ApiError("conflict", f"{alias} is a tool of {ns}; an alias needs a free name")
     try:

@@ -29,7 +29,7 @@ import msgspec
 from litestar import Request, get, post
 from litestar.params import JSONBody, Parameter
 
-from registry.api.params import NamespaceName, ToolName, VersionText
+from registry.api.params import NamespaceName, ToolName, VersionText, version_number
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
@@ -249,7 +249,7 @@ async def version_usage(
     n: VersionText,
     window: WindowParameter = None,
 ) -> VersionUsageAnswer:
-    number = int(n.removeprefix("v"))
+    number = version_number(n)
     found = await _counted(request, ns, tool, window, number)
     usage = callers_of(found.usages, number)
     return VersionUsageAnswer(

@@ -16,8 +16,9 @@ from registry.cli.common import (
     Verb,
     one_line,
     quiet_logs,
+    registry_request,
     registry_token,
-    registry_url,
+    required_registry_url,
     write_atomically,
 )
 
@@ -58,7 +59,7 @@ def run_sync(args: argparse.Namespace) -> int:
     from registry.sdk.sync import SyncError
     from registry.sdk.toolset import ToolsetError
 
-    url = _required_url(args)
+    url = required_registry_url(args)
     token = registry_token(args)
     if args.timeout <= 0 or args.retries < 0:
         raise InputError("--timeout must be positive and --retries at least 0")
@@ -112,7 +113,7 @@ def _capabilities_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_capabilities(args: argparse.Namespace) -> int:
     """`capabilities check`: exit 0 when every method is met, 1 when one is not."""
-    url = _required_url(args)
+    url = required_registry_url(args)
     token = registry_token(args)
     target = f"{url.rstrip('/')}/v1/namespaces/{args.namespace}/capabilities/check"
     response = _request("POST", target, token, (200,), body={"methods": args.methods})
@@ -146,7 +147,7 @@ def _namespace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_namespace(args: argparse.Namespace) -> int:
-    url = _required_url(args)
+    url = required_registry_url(args)
     token = registry_token(args)
     base = f"{url.rstrip('/')}/v1/namespaces"
     target = f"{base}/{args.namespace}" if args.action == "create" else base
@@ -161,24 +162,11 @@ def run_namespace(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _required_url(args: argparse.Namespace) -> str:
-    url = registry_url(args)
-    if not url:
-        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
-    return url
-
-
 def _request(
     method: str, target: str, token: str | None, ok: tuple[int, ...], body: Any = None
 ) -> Any:
     """The response of one request; a transport failure or another status: InputError."""
-    import httpx
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        response = httpx.request(method, target, json=body, headers=headers, timeout=30)
-    except httpx.HTTPError as error:
-        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
+    response = registry_request(method, target, token, body)
     if response.status_code not in ok:
         try:
             detail = response.json().get("detail") or response.text

@@ -1,5 +1,6 @@
 """What every verb module shares: exit codes, the one-line error, the `Verb` record,
-the registry's URL and token from flags or the environment, and atomic writes.
+the registry's URL and token from flags or the environment, one request to the
+registry, and atomic writes.
 
 Imports nothing from the other verb modules, so that none of them imports another's
 package `__init__` (where `VERBS` is assembled) and no import circle forms.
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import httpx
+
     from registry.manifests import Manifest, PolicyManifest
 
 __all__ = [
@@ -32,8 +35,10 @@ __all__ = [
     "located",
     "one_line",
     "quiet_logs",
+    "registry_request",
     "registry_token",
     "registry_url",
+    "required_registry_url",
     "write_atomically",
 ]
 
@@ -92,6 +97,28 @@ def registry_url(args: argparse.Namespace) -> str | None:
 def registry_token(args: argparse.Namespace) -> str | None:
     """`--token`, else `REGISTRY_TOKEN`."""
     return getattr(args, "token", None) or os.environ.get("REGISTRY_TOKEN") or None
+
+
+def required_registry_url(args: argparse.Namespace) -> str:
+    """`registry_url(args)`; InputError when neither `--url` nor `REGISTRY_URL` gives one."""
+    url = registry_url(args)
+    if not url:
+        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
+    return url
+
+
+def registry_request(
+    method: str, target: str, token: str | None, body: Any = None
+) -> httpx.Response:
+    """One request to the registry (JSON body, bearer token, 30 s); InputError naming
+    `target` when it cannot be reached. The status is the caller's to judge."""
+    import httpx  # imported here: the verbs that never reach a registry start faster
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        return httpx.request(method, target, json=body, headers=headers, timeout=30)
+    except httpx.HTTPError as error:
+        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
 
 
 def quiet_logs() -> None:

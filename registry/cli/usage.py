@@ -13,8 +13,9 @@ from registry.cli.common import (
     PROG,
     InputError,
     Verb,
+    registry_request,
     registry_token,
-    registry_url,
+    required_registry_url,
 )
 
 __all__ = ["VERBS", "run_retire", "run_usage"]
@@ -45,19 +46,11 @@ def _registry_call(
 ) -> tuple[int, Any]:
     """(status, decoded JSON) of a request to the registry; InputError when it cannot be
     reached or answers something that is not JSON."""
-    import httpx
-
-    url = registry_url(args)
-    if not url:
-        raise InputError("no registry URL: pass --url or set REGISTRY_URL")
-    token = registry_token(args)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = required_registry_url(args)
     target = f"{url.rstrip('/')}{path}"
+    response = registry_request(method, target, registry_token(args), body)
     try:
-        response = httpx.request(method, target, json=body, headers=headers, timeout=30)
         return response.status_code, response.json()
-    except httpx.HTTPError as error:
-        raise InputError(f"{target}: {type(error).__name__}: {error}") from None
     except ValueError:
         raise InputError(
             f"{target}: HTTP {response.status_code}: the answer is not JSON: "

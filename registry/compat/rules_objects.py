@@ -9,7 +9,6 @@ because an absent value is now read differently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from registry.compat.kinds import Kind
@@ -413,10 +412,6 @@ def _pattern_removed(walk: Walk, old: Node, new: Node, pattern: str, at: str, ro
             walk.emit(finding)
         if findings:
             return
-
-
-def _raws(schemas: Mapping[str, Node]) -> dict[str, Any]:
-    return {name: _raw(schema) for name, schema in schemas.items()}
 
 
 def _name_matching(pattern: str, node: Node) -> str:

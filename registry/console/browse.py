@@ -26,7 +26,7 @@ from registry.api import tools as api_tools
 from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
 from registry.api.problems import ApiError
-from registry.api.services import Services, principal, services
+from registry.api.services import Services, principal, reader, services
 from registry.api.sync import _client_gone
 from registry.compat import ChangeReport, ClassificationError
 from registry.console.session import page, reader_or_login
@@ -193,7 +193,7 @@ async def live_fragment(
     `known` and the tool differs from what the page shows (`seen`); then the new
     timeline (swapped in out of band) and the next request. After `wait` seconds
     without a change: only the next request."""
-    svc = await api_tools._reader(request, ns)
+    svc = await reader(request, ns)
     # One watcher of the connection for the whole request: a client that hangs up (the
     # page was left) stops holding a waiter at once.
     gone = asyncio.ensure_future(_client_gone(request))

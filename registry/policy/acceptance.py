@@ -27,13 +27,13 @@ policy never changes an existing route.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
 from registry.compat import ChangeReport, Kind
+from registry.definitions import TOOL_NAME
 
 __all__ = [
     "KIND_NAMES",
@@ -51,7 +51,6 @@ __all__ = [
 
 # The engine's public kind names (docs/contract.md): what an acceptance or a relaxation may name.
 KIND_NAMES: Final = frozenset(kind.value for kind in Kind)
-_TOOL = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 Reason = Annotated[
     str,
@@ -154,7 +153,7 @@ def check_policy(policy: NamespacePolicy) -> list[tuple[str, str]]:
         where = f"/relax/{index}"
         if rule.kind not in KIND_NAMES:
             problems.append((f"{where}/kind", _unknown_kind(rule.kind)))
-        if rule.tool is not None and not _TOOL.fullmatch(rule.tool):
+        if rule.tool is not None and not TOOL_NAME.fullmatch(rule.tool):
             problems.append(
                 (f"{where}/tool", f"{rule.tool!r} is not a tool name (^[A-Za-z0-9._-]{{1,128}}$)")
             )

@@ -5,7 +5,7 @@
 Seed 000's v4 said `additionalProperties: true`, and that is how `timeout_ms`
 slipped through: a call that declares no version is judged by the strict form
 of current (and, to name the contract it speaks, by the strict forms of the
-older versions; see registry/sdk/inference.py).
+older versions; see `CompiledTool.infer` in registry/sdk/_compiled.py).
 """
 
 from __future__ import annotations
