@@ -362,6 +362,37 @@ def test_faults_while_listing_name_the_page(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_server_that_will_not_exit_is_not_left_behind(tmp_path: Path) -> None:
+    """A server that stays after its stdin closes and ignores SIGTERM, with a child in
+    its process group: capture writes its files (or fails writing them), and when it
+    returns, neither process runs."""
+    served = tools_file(tmp_path / "t.json", [tool("a"), tool("b")])
+    for out, theirs in ((tmp_path / "out", None), (tmp_path / "theirs", '{"mine": 1}')):
+        if theirs is not None:
+            out.mkdir()
+            (out / "initialize.json").write_text(theirs)  # the capture fails writing
+        pids = tmp_path / f"{out.name}.pids"
+        result = capture(out, "--", *listing(served, "--linger", str(pids)))
+        server, child = (int(pid) for pid in pids.read_text().split())
+        assert not running(server) and not running(child), result
+        if theirs is None:
+            assert result.code == 0, result
+            assert sorted(p.name for p in out.iterdir()) == ["a.yaml", "b.yaml", "initialize.json"]
+        else:
+            one_line(result, "initialize.json: exists and is not an ")
+            assert (out / "initialize.json").read_text() == theirs
+
+
 @pytest.mark.parametrize(
     ("tools", "says"),
     [

@@ -50,10 +50,10 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -66,12 +66,14 @@ from registry.cli.common import (
     one_line,
     write_atomically,
 )
-from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface
+from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface_then
 from registry.documents import DocumentError, dump_yaml, parse_document, read_source
 from registry.manifests import CAPTURED_INITIALIZE, MANIFEST_SUFFIXES, Manifest, collect_sources
 from registry.policy.capabilities import CapabilityError, parse_initialize
 
 __all__ = ["VERBS", "file_names", "live_manifests", "run_capture", "server_of"]
+
+_T = TypeVar("_T")
 
 DEFAULT_TIMEOUT = 30.0
 _TOOL_ORDER = (
@@ -125,11 +127,12 @@ def checked_namespace(namespace: str | None) -> str:
     return namespace
 
 
-def read_server(server: LiveServer, timeout: float) -> Surface:
+def read_server(server: LiveServer, timeout: float, then: Callable[[Surface], _T]) -> _T:
+    """`then(surface)`, called while the server exits (see `read_surface_then`)."""
     if not timeout > 0:  # NaN too
         raise InputError("--timeout must be positive")
     try:
-        return read_surface(server, timeout)
+        return read_surface_then(server, timeout, then)
     except ServerFailure as failure:
         raise InputError(str(failure)) from None
 
@@ -379,12 +382,15 @@ def _capture_arguments(parser: argparse.ArgumentParser) -> None:
 def run_capture(args: argparse.Namespace) -> int:
     namespace = checked_namespace(args.namespace)
     server = server_of(args, args.url)
-    surface = read_server(server, args.timeout)
     directory = Path(args.output)
-    try:
-        outcome = write_capture(directory, namespace, surface)
-    except Failed as failed:
-        raise InputError("; ".join(failed.lines)) from None
+
+    def write(surface: Surface) -> tuple[Surface, _Outcome]:
+        try:
+            return surface, write_capture(directory, namespace, surface)
+        except Failed as failed:
+            raise InputError("; ".join(failed.lines)) from None
+
+    surface, outcome = read_server(server, args.timeout, write)  # written as the server exits
     for line in outcome.lines:
         print(line)
     sys.stdout.flush()  # the file lines before the summary, on a terminal or a shared pipe

@@ -2,6 +2,7 @@
 
     server = LiveServer.stdio(["python", "server.py"])     # or LiveServer.http(url)
     surface = read_surface(server, timeout=30)             # raises ServerFailure
+    written = read_surface_then(server, 30, write)         # write(surface) as it exits
     surface.initialize                                     # as the registry stores it
     surface.tools                                          # definitions, by name
 
@@ -19,19 +20,25 @@ Every failure is one `ServerFailure` line naming the cause: the command cannot b
 started, the server exits (or closes the connection) before answering, writes a
 line on stdout that is not JSON-RPC, answers with an error or a malformed result,
 declares no tools, lists a tool the registry cannot hold, or takes longer than the
-timeout (one deadline over the whole conversation). A stdio server's stderr is
-kept aside and its last line quoted when it fails.
+timeout (one deadline over the whole conversation, from the server's spawn). A
+stdio server's stderr is kept aside and its last line quoted when it fails.
 
-The server runs with this process's environment and working directory.
+A stdio server runs with this process's environment and working directory. It is
+spawned before the SDK is imported (`registry.cli.stdio_server`), so that its start
+and the import overlap, and `read_surface_then` hands the surface on while the
+server exits.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import shlex
+import sys
 import tempfile
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
 
@@ -41,7 +48,14 @@ from registry import __version__
 from registry.definitions import DefinitionError, validate_definition
 from registry.policy.capabilities import CapabilityError, parse_initialize
 
-__all__ = ["GATE_META_KEYS", "LiveServer", "ServerFailure", "Surface", "read_surface"]
+__all__ = [
+    "GATE_META_KEYS",
+    "LiveServer",
+    "ServerFailure",
+    "Surface",
+    "read_surface",
+    "read_surface_then",
+]
 
 GATE_META_KEYS = ("schemaVersion", "schemaHash")
 
@@ -87,21 +101,29 @@ class Surface:
 
 def read_surface(server: LiveServer, timeout: float) -> Surface:
     """Start (or reach) the server, read its surface, stop it. Raises ServerFailure."""
-    try:
-        import anyio
-        import mcp  # noqa: F401
-    except ImportError as error:
-        raise ServerFailure(
-            f"reading a live server needs the [mcp] extra ({error.name or error}): "
-            "pip install 'mcp-tool-registry[mcp]'"
-        ) from None
+    return read_surface_then(server, timeout, _itself)
+
+
+def read_surface_then(server: LiveServer, timeout: float, use: Callable[[Surface], _T]) -> _T:
+    """`use(surface)`, called as soon as the surface is read: a stdio server exits
+    meanwhile (`registry capture` writes its files while it does). The server is gone
+    when this returns. Raises ServerFailure, or what `use` raised."""
+    for package in ("anyio", "mcp"):
+        if importlib.util.find_spec(package) is None:
+            raise ServerFailure(_needs_mcp(package))
+    import anyio
+
     loggers = [logging.getLogger(name) for name in _SDK_LOGGERS]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL + 1)
     try:
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-            return anyio.run(_Conversation(server, timeout, errlog).run)
+            conversation = _Conversation(server, timeout, errlog)
+            try:
+                return anyio.run(conversation.run, use)
+            except ServerFailure as failure:  # the server is stopped: its stderr is complete
+                raise ServerFailure(f"{failure}{conversation.last_words()}") from None
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
@@ -115,12 +137,19 @@ class _Conversation:
         self.step = "initialize"
         self.fault: BaseException | None = None
 
-    async def run(self) -> Surface:
+    async def run(self, use: Callable[[Surface], _T]) -> _T:
+        async with AsyncExitStack() as running:  # a server spawned here is stopped on leaving
+            surface = await self._read(running)
+            return use(surface)
+
+    async def _read(self, running: AsyncExitStack) -> Surface:
         import anyio
 
+        if not self._spawns_server:
+            _import_sdk()  # a server already up: the import is not its time
         try:
             with anyio.fail_after(self.timeout):
-                outcome = await self._converse()
+                outcome = await self._converse(running)
         except TimeoutError:
             raise self._failure(f"no answer to {self.step} within {self.timeout:g} s") from None
         except Exception as error:  # the transports raise their faults in task groups
@@ -133,13 +162,16 @@ class _Conversation:
             raise outcome
         return outcome
 
-    async def _converse(self) -> Surface | ServerFailure | None:
+    async def _converse(self, running: AsyncExitStack) -> Surface | ServerFailure | None:
         """The surface, or the failure met on the way; None when a transport fault
         (`self.fault`) cut the conversation short."""
         import anyio
+
+        transport = await self._transport(running)
+        _import_sdk()  # while a stdio server boots: the two overlap
         from mcp.client.session import ClientSession
 
-        async with self._transport() as (read, write):
+        async with transport as (read, write):
             scope = anyio.CancelScope()
 
             async def on_message(message: Any) -> None:
@@ -158,6 +190,28 @@ class _Conversation:
                         return failure
         return None
 
+    @property
+    def _spawns_server(self) -> bool:
+        """A stdio server spawned by `StdioServer` (before the SDK is imported)."""
+        return self.server.url is None and sys.platform != "win32"
+
+    async def _transport(self, running: AsyncExitStack) -> AbstractAsyncContextManager[Any]:
+        if self.server.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+
+            return streamable_http_client(self.server.url)
+        if not self._spawns_server:  # Windows: the SDK's own spawn (a Job object)
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            command, *args = self.server.command
+            parameters = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+            return stdio_client(parameters, errlog=self.errlog)
+        from registry.cli.stdio_server import StdioServer
+
+        server = await StdioServer.spawn(self.server.command, self.errlog)
+        await running.enter_async_context(server)  # no checkpoint in between: always stopped
+        return server.session_streams()
+
     def _unexpected(self, error: BaseException) -> ServerFailure:
         """One line for an exception the transport raised (in an exception group)."""
         while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -170,17 +224,6 @@ class _Conversation:
         if self.server.url is not None and self.step == "initialize":
             return self._failure(f"cannot reach the server: {_describe(error)}")
         return self._failure(f"{self.step} failed: {_describe(error)}")
-
-    def _transport(self) -> Any:
-        if self.server.url is not None:
-            from mcp.client.streamable_http import streamable_http_client
-
-            return streamable_http_client(self.server.url)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        command, *args = self.server.command
-        parameters = StdioServerParameters(command=command, args=args, env=dict(os.environ))
-        return stdio_client(parameters, errlog=self.errlog)
 
     async def _surface(self, session: Any) -> Surface:
         from mcp import types
@@ -274,7 +317,7 @@ class _Conversation:
             ) from None
 
     def _failure(self, message: str) -> ServerFailure:
-        return ServerFailure(f"{self.server.label}: {message}{self._last_words()}")
+        return ServerFailure(f"{self.server.label}: {message}")
 
     def _fault_failure(self, fault: BaseException) -> ServerFailure:
         """A fault the transport reported: a line that is not JSON-RPC, or its own error."""
@@ -289,13 +332,31 @@ class _Conversation:
             f"during {self.step}, the server wrote a line on stdout that is not JSON-RPC: {shown!r}"
         )
 
-    def _last_words(self) -> str:
+    def last_words(self) -> str:
         """` (its stderr ended: '...')`: a stdio server's last line on stderr."""
         if self.server.url is not None:
             return ""
         self.errlog.seek(0)
         lines = [line.strip() for line in self.errlog.read().splitlines() if line.strip()]
         return f" (its stderr ended: {_shorten(lines[-1])!r})" if lines else ""
+
+
+def _import_sdk() -> None:
+    try:
+        import mcp.client.session  # noqa: F401
+    except ImportError as error:
+        raise ServerFailure(_needs_mcp(error.name or str(error))) from None
+
+
+def _needs_mcp(missing: str) -> str:
+    return (
+        f"reading a live server needs the [mcp] extra ({missing}): "
+        "pip install 'mcp-tool-registry[mcp]'"
+    )
+
+
+def _itself(surface: Surface) -> Surface:
+    return surface
 
 
 def _client_info() -> Any:

@@ -221,9 +221,11 @@ def _live_server(args: argparse.Namespace) -> LiveServer | None:
 
 
 def _read_live(args: argparse.Namespace, server: LiveServer) -> tuple[Surface, list[Manifest]]:
-    surface = read_server(server, args.timeout)
+    def as_manifests(surface: Surface) -> tuple[Surface, list[Manifest]]:
+        return surface, live_manifests(args.namespace, surface)  # as the server exits
+
     try:
-        return surface, live_manifests(args.namespace, surface)
+        return read_server(server, args.timeout, as_manifests)
     except Failed as failed:
         raise Failed([f"{server.label}: {line}" for line in failed.lines]) from None
 
