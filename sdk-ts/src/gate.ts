@@ -589,13 +589,7 @@ export class UngatedGate extends Gate {
       const message = `Invalid arguments for ${entry.name}: arguments must be a JSON object`;
       return this.finish(refuse(entry.name, entry.current, INVALID_PARAMS, message, "invalid_arguments"), declared);
     }
-    const decision: Decision = {
-      accepted: true,
-      tool: entry.name,
-      version: entry.current,
-      arguments: argumentsObject,
-      error: null,
-    };
+    const decision: Decision = { accepted: true, tool: entry.name, version: entry.current, arguments: argumentsObject, error: null };
     if (this.onDecision !== undefined) this.notify(decision, declared);
     return decision;
   }
