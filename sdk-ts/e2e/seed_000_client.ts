@@ -11,13 +11,11 @@
 // Input: one JSON object on argv[2]; output: one JSON report on stdout.
 // With input.mode "list": connect, list, and report the listing only.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { outcome, reportOn, type ServerCommand, session, within } from "./harness.js";
 
 interface Input {
   mode?: "story" | "list";
-  server: { command: string; args: string[]; env: Record<string, string>; cwd: string };
+  server: ServerCommand;
   publish?: { url: string; token: string; body: unknown };
   stale: Record<string, unknown>;
   current: Record<string, unknown>;
@@ -27,47 +25,11 @@ const input = JSON.parse(process.argv[2] ?? "{}") as Input;
 const report: Record<string, unknown> = { steps: {} };
 const steps = report.steps as Record<string, unknown>;
 
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const run = session(input.server, "seed-000-ts-client");
+const { client, listChanged } = run;
+const changedOnce = run.nextListChanged();
 
-async function outcome(call: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    return { result: await call };
-  } catch (error) {
-    if (error instanceof McpError) return { error: { code: error.code, message: error.message, data: error.data ?? null } };
-    throw error;
-  }
-}
-
-const transport = new StdioClientTransport({ ...input.server, stderr: "pipe" });
-let serverStderr = "";
-transport.stderr?.on("data", (chunk: Buffer) => {
-  serverStderr += chunk.toString();
-});
-const client = new Client({ name: "seed-000-ts-client", version: "0.1.0" });
-const transportErrors: string[] = [];
-client.onerror = (error) => transportErrors.push(String(error));
-let listChanged = 0;
-let changed: () => void = () => {};
-const changedOnce = new Promise<void>((resolve) => {
-  changed = resolve;
-});
-client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-  listChanged += 1;
-  changed();
-});
-
-try {
-  await within(client.connect(transport), 30000, "connect");
+await reportOn(run, report, async () => {
   report.serverCapabilities = client.getServerCapabilities();
   report.listedBefore = (await client.listTools()).tools;
   if (input.mode !== "list") {
@@ -79,19 +41,10 @@ try {
     });
     report.publishStatus = published.status;
     await within(changedOnce, 30000, "notifications/tools/list_changed");
-    report.listChanged = listChanged;
+    report.listChanged = listChanged();
     report.listedAfter = (await client.listTools()).tools;
     steps.staleDeclared = await outcome(client.callTool({ name: "db.query", arguments: input.stale, _meta: { schemaVersion: "v3" } }));
     steps.currentDeclared = await outcome(client.callTool({ name: "db.query", arguments: input.current, _meta: { schemaVersion: "v4" } }));
     steps.staleVersionless = await outcome(client.callTool({ name: "db.query", arguments: input.stale }));
   }
-  report.ok = true;
-} catch (error) {
-  report.ok = false;
-  report.error = String((error as Error)?.stack ?? error);
-} finally {
-  await client.close().catch(() => {});
-  report.transportErrors = transportErrors;
-  report.serverStderr = serverStderr;
-  process.stdout.write(JSON.stringify(report) + "\n");
-}
+});

@@ -16,6 +16,11 @@
  * Inference (rows 17, 18) only explains a refusal. `changes` are the ones the
  * payload carries (the registry computes them with its engine); a payload
  * from a registry that predates them gives `changes: []`.
+ *
+ * Gating off: a toolset whose namespace policy turned gating off (`"gating":
+ * false` in the payload) gets an `UngatedGate` from `new Gate(toolset)`, as
+ * the Python SDK's `Gate(toolset)` does (registry/sdk/ungated.py): calls to
+ * listed tools pass through. A gated toolset's `check` has no branch for it.
  */
 
 import { apply, ConversionRejected, type Op } from "./converters.js";
@@ -156,11 +161,12 @@ function refuse(
  * accepted calls need is compiled here, once; a toolset swap builds a new Gate.
  */
 export class Gate {
-  readonly toolset: Toolset;
-  private readonly tools: Map<string, CompiledTool>;
-  private readonly aliases: Map<string, CompiledAlias>;
-  private readonly onDecision: OnDecision | undefined;
-  private readonly logger: Logger;
+  // `!`: the constructor's early return (gating off) hands back another object
+  readonly toolset!: Toolset;
+  private readonly tools!: Map<string, CompiledTool>;
+  private readonly aliases!: Map<string, CompiledAlias>;
+  protected readonly onDecision: OnDecision | undefined;
+  protected readonly logger!: Logger;
   /**
    * The last call's tool and its name: a call of the same tool compares the name
    * instead of hashing it for the Map (about half a validate; several times that
@@ -170,10 +176,16 @@ export class Gate {
   private lastTool: CompiledTool | undefined = undefined;
 
   constructor(toolset: Toolset, options: GateOptions = {}) {
+    // the namespace's policy turned gating off: the pass-through gate (chosen here, once)
+    if (new.target === Gate && !toolset.gating) return new UngatedGate(toolset, options);
     this.toolset = toolset;
     this.onDecision = options.onDecision;
     this.logger = options.logger ?? stderrLogger;
-    ({ tools: this.tools, aliases: this.aliases } = compileToolset(toolset));
+    ({ tools: this.tools, aliases: this.aliases } = this.compile(toolset));
+  }
+
+  protected compile(toolset: Toolset): ReturnType<typeof compileToolset> {
+    return compileToolset(toolset);
   }
 
   /** Decide one call: `args` and `meta` exactly as they came on the wire. */
@@ -506,7 +518,7 @@ export class Gate {
     );
   }
 
-  private finish(decision: Decision, declared: Declared): Decision {
+  protected finish(decision: Decision, declared: Declared): Decision {
     if (!decision.accepted) {
       this.logger.info("gate.decision", {
         tool: decision.tool,
@@ -521,11 +533,64 @@ export class Gate {
     return decision;
   }
 
-  private notify(decision: Decision, declared: Declared): void {
+  protected notify(decision: Decision, declared: Declared): void {
     try {
       this.onDecision!(decision, declared);
     } catch (error) {
       this.logger.error("gate.on_decision_failed", { tool: decision.tool, error: String(error) });
     }
+  }
+}
+
+/**
+ * The gate of a namespace whose policy turned gating off; `new Gate(toolset)`
+ * makes one. Every call to a listed tool (or an alias, dispatched to its
+ * target) is accepted with the caller's own arguments, whatever version it
+ * declares: no version check, no validation, no conversion. Only an unknown
+ * name (-32602 unknown_tool) and non-object arguments (-32602
+ * invalid_arguments) are refused. `onDecision` still hears every call with
+ * what it declared. Nothing is compiled.
+ */
+export class UngatedGate extends Gate {
+  protected override compile(toolset: Toolset): ReturnType<typeof compileToolset> {
+    this.logger.warn("gate.gating_off", {
+      namespace: toolset.namespace,
+      detail: "the namespace policy turned gating off: calls are not checked",
+    });
+    return { tools: new Map(), aliases: new Map() };
+  }
+
+  override check(name: string, args: unknown, meta?: unknown): Decision {
+    let entry = this.toolset.tool(name);
+    let declared = NOTHING;
+    if (entry === undefined) {
+      const alias = this.toolset.alias(name);
+      entry = alias !== undefined ? this.toolset.tool(alias.target) : undefined;
+      if (alias === undefined || entry === undefined) {
+        return this.finish(refuse(name, null, INVALID_PARAMS, `Unknown tool: ${name}`, "unknown_tool"), NOTHING);
+      }
+      declared = { version: alias.contract.version, schemaVersion: undefined, schemaHash: null, alias: alias.name };
+    } else if (isPlainObject(meta)) {
+      const schemaVersion = meta.schemaVersion ?? undefined;
+      const schemaHash = meta.schemaHash ?? undefined;
+      if (schemaVersion !== undefined || schemaHash !== undefined) {
+        const hashed = typeof schemaHash === "string" ? schemaHash : null;
+        declared = {
+          version:
+            schemaVersion !== undefined ? readVersion(schemaVersion) : this.toolset.versionOfDigest(entry.name, hashed ?? ""),
+          schemaVersion,
+          schemaHash: hashed,
+          alias: null,
+        };
+      }
+    }
+    const argumentsObject = args ?? {};
+    if (!isPlainObject(argumentsObject)) {
+      const message = `Invalid arguments for ${entry.name}: arguments must be a JSON object`;
+      return this.finish(refuse(entry.name, entry.current, INVALID_PARAMS, message, "invalid_arguments"), declared);
+    }
+    const decision: Decision = { accepted: true, tool: entry.name, version: entry.current, arguments: argumentsObject, error: null };
+    if (this.onDecision !== undefined) this.notify(decision, declared);
+    return decision;
   }
 }

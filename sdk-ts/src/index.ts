@@ -24,8 +24,9 @@ export {
   SCHEMA_VERSION_RETIRED,
   SCHEMA_VERSION_UNKNOWN,
   STRICT_VALIDATION_FAILED,
+  UngatedGate,
 } from "./gate.js";
-export { type Logger, stderrLogger } from "./logging.js";
+export { type LogFields, type Logger, stderrLogger } from "./logging.js";
 export { STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
 export { strictSchema } from "./strict.js";
 export {

@@ -77,6 +77,8 @@ export interface ToolsetPayload {
   readonly digest: string;
   readonly tools: readonly ToolEntry[];
   readonly aliases: readonly AliasEntry[];
+  /** False when the namespace's policy turned gating off (the key is absent, true, otherwise). */
+  readonly gating: boolean;
 }
 
 // ------------------------------------------------------------------ reading
@@ -123,6 +125,11 @@ function integer(value: unknown, r: Reader): number {
 
 function string(value: unknown, r: Reader): string {
   if (typeof value !== "string") r.fail(`Expected \`str\`, got \`${kind(value)}\``);
+  return value;
+}
+
+function boolean(value: unknown, r: Reader): boolean {
+  if (typeof value !== "boolean") r.fail(`Expected \`bool\`, got \`${kind(value)}\``);
   return value;
 }
 
@@ -269,6 +276,7 @@ function readPayload(raw: Record<string, unknown>): ToolsetPayload {
     aliases: ("aliases" in raw ? array(raw.aliases, r.at("aliases")) : []).map((a, i) =>
       readAlias(a, r.at("aliases").at(i)),
     ),
+    gating: "gating" in raw ? boolean(raw.gating, r.at("gating")) : true,
   };
 }
 
@@ -420,6 +428,22 @@ export class Toolset {
 
   get aliases(): readonly AliasEntry[] {
     return this.payload.aliases;
+  }
+
+  /** False when the namespace's policy turned gating off: `new Gate(toolset)` is then an UngatedGate. */
+  get gating(): boolean {
+    return this.payload.gating;
+  }
+
+  /** The version (served or retired) whose definition hashes to `digest`, if any. */
+  versionOfDigest(name: string, digest: string): number | null {
+    const tool = this.byTool.get(name);
+    if (tool === undefined) return null;
+    return (
+      tool.versions.find((v) => v.digest === digest)?.version ??
+      tool.retired.find((v) => v.digest === digest)?.version ??
+      null
+    );
   }
 
   tool(name: string): ToolEntry | undefined {

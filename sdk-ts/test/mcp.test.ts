@@ -6,14 +6,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 import { gateMcpServer, gateServer, refusal, Toolset } from "../src/index.js";
+import { connected } from "./connected.js";
 import { REPO } from "./paths.js";
 
 const GOLDEN = JSON.parse(readFileSync(`${REPO}/tests/golden/gate_decisions.json`, "utf8")) as {
@@ -22,17 +21,6 @@ const GOLDEN = JSON.parse(readFileSync(`${REPO}/tests/golden/gate_decisions.json
 const toolset = (name: string): Toolset => Toolset.fromPayload(GOLDEN.toolsets[name]);
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-async function connected(server: Server): Promise<{ client: Client; changes: () => number }> {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "test", version: "0" });
-  let changes = 0;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-    changes += 1;
-  });
-  await client.connect(clientSide);
-  return { client, changes: () => changes };
-}
 
 test("low-level Server: listing with _meta, served, refused per surface, list_changed on a swap", async () => {
   const server = new Server({ name: "t", version: "0" });

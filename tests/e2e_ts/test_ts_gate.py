@@ -80,10 +80,10 @@ def server_env(url: str, cache: Path) -> dict[str, str]:
     }
 
 
-async def run_client(given: dict[str, Any]) -> dict[str, Any]:
+async def run_client(given: dict[str, Any], client: Path = CLIENT) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
         node(),
-        str(CLIENT),
+        str(client),
         json.dumps(given),
         cwd=str(SDK_TS),
         stdout=asyncio.subprocess.PIPE,
