@@ -66,6 +66,11 @@ why the surfaces, the relist rule and the listing TTL are what they are.
 18. nothing declared; strict current refuses; no version accepts -> refuse,
     -31003 strict_validation_failed, + errors, inferredVersion null, changes
     [], inputSchema (current's); no action; arg.
+19. the namespace's policy turned gating off (`"gating": false`, an
+    `UngatedGate`, below): a tool or an alias (dispatched to its target) ->
+    accept, the caller's own object, whatever it declares, unvalidated and
+    unconverted; arguments not an object -> refuse, -32602 invalid_arguments,
+    data {reason, tool} only, no action, rpc; any other name as row 1.
 
 `action: "relist"` is set only where a fresh listing tells the caller something
 new: an older version was inferred (17), the declared version is retired (9),

@@ -1,6 +1,6 @@
 /**
  * The call gate: the decision table of registry/sdk/gate.py (its docstring
- * lists the 18 rows; tests/golden/gate_decisions.json holds them as cases
+ * lists the 19 rows; tests/golden/gate_decisions.json holds them as cases
  * both SDKs run), with the same error codes and `data` fields.
  *
  *     const gate = new Gate(toolset);

@@ -25,7 +25,7 @@ from registry.sdk.toolset import contract_changes
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gate_decisions.json"
 DOCUMENT: dict[str, Any] = json.loads(GOLDEN.read_text(encoding="utf-8"))
-ROWS = range(1, 19)
+ROWS = range(1, 20)
 
 
 def observed(gate: Gate, decision: Decision) -> dict[str, Any]:
