@@ -58,7 +58,7 @@ def classify(
     schema the engine refuses (remote or missing `$ref`, too deep, too large).
     """
     for label, definition in (("old", old), ("new", new)):
-        if not isinstance(definition, Mapping):
+        if type(definition) is not dict and not isinstance(definition, Mapping):
             raise ClassificationError(
                 f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
             )
@@ -74,12 +74,14 @@ def classify(
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     changes = []
     if not differ <= _SCHEMA_KEYS:
-        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
+        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def, differ)]
     if "inputSchema" in differ:
         # Some servers list `inputSchema: null` for a tool without arguments.
         old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
         new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-        changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+        substituted = old_input is _EMPTY_OBJECT_SCHEMA or new_input is _EMPTY_OBJECT_SCHEMA
+        if not (substituted and json_same(old_input, new_input)):
+            changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
     if "outputSchema" in differ:
         changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
@@ -93,6 +95,8 @@ def classify_schemas(
     old: Any, new: Any, side: Side = Side.INPUT, *, limits: Limits = LIMITS
 ) -> ChangeReport:
     """Classify two bare JSON Schemas as the input (or output) schema of a tool."""
+    if json_same(old, new):
+        return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     pointer = "/outputSchema" if side is Side.OUTPUT else "/inputSchema"
     return _report(_compare_side(old, new, pointer, side, limits))
 
@@ -111,8 +115,7 @@ def _compare_output(
 
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
-    if json_same(old, new):
-        return []  # equal sides are identical; definitions are validated before storage
+    """The changes between two schemas the caller has found to differ as JSON."""
     cosmetic = annotation_changes(old, new, pointer)
     if cosmetic is not None:  # the same schema but for annotations: those alone
         return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
