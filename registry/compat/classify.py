@@ -167,19 +167,24 @@ def _change(side: Side, finding: Finding, witnesses: WitnessSearch | None = None
 
 
 def _message(finding: Finding) -> str:
-    def show(value: Any) -> str:
-        return "(absent)" if value is None else json.dumps(value, sort_keys=True, default=str)
-
     template = MESSAGES[finding.kind]
+    if "{" not in template:
+        return template
     return template.format(
         name=finding.name,
         # rendered only where the message shows them (a schema can be large)
-        old=show(finding.old) if "{old}" in template else "",
-        new=show(finding.new) if "{new}" in template else "",
+        old=_show(finding.old) if "{old}" in template else "",
+        new=_show(finding.new) if "{new}" in template else "",
         new_name=finding.extra.get("new_name", ""),
     )
 
 
+def _show(value: Any) -> str:
+    return "(absent)" if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
 def _report(changes: list[Change]) -> ChangeReport:
+    if len(changes) == 1:
+        return ChangeReport(severity=changes[0].severity, changes=changes)
     ordered = sorted(changes, key=lambda c: (c.path, c.kind.value))
     return ChangeReport(severity=worst([c.severity for c in ordered]), changes=ordered)
