@@ -57,13 +57,8 @@ def classify(
     Raises `ClassificationError` for a definition that is not an object or a
     schema the engine refuses (remote or missing `$ref`, too deep, too large).
     """
-    for label, definition in (("old", old), ("new", new)):
-        if type(definition) is not dict and not isinstance(definition, Mapping):
-            raise ClassificationError(
-                f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
-            )
-    old_def = old if type(old) is dict else dict(old)
-    new_def = new if type(new) is dict else dict(new)
+    old_def = old if type(old) is dict else _definition(old, "old")
+    new_def = new if type(new) is dict else _definition(new, "new")
     # the top-level fields that differ, each settled by Python's equality first
     differ = {
         key
@@ -85,6 +80,14 @@ def classify(
     if "outputSchema" in differ:
         changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
+
+
+def _definition(definition: Any, label: str) -> dict[str, Any]:
+    if not isinstance(definition, Mapping):
+        raise ClassificationError(
+            f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
+        )
+    return dict(definition)
 
 
 _SCHEMA_KEYS = frozenset({"inputSchema", "outputSchema"})
@@ -175,7 +178,7 @@ def _message(finding: Finding) -> str:
         # rendered only where the message shows them (a schema can be large)
         old=_show(finding.old) if "{old}" in template else "",
         new=_show(finding.new) if "{new}" in template else "",
-        new_name=finding.extra.get("new_name", ""),
+        new_name=finding.extra.get("new_name", "") if finding.extra else "",
     )
 
 

@@ -13,9 +13,10 @@ import msgspec
 __all__ = ["encode", "is_number", "json_equal", "json_key", "json_same", "json_type"]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
-# Keys in insertion order: cheaper than sorting them, and two values that encode
-# to the same bytes this way are the same JSON (the converse needs the sort).
-_AS_STORED = msgspec.json.Encoder()
+# MessagePack, keys in insertion order: cheaper than sorted JSON, and two values
+# that pack to the same bytes are the same JSON (it tells `true` from `1` and
+# `1.0` from `1`); values that pack apart are compared by `encode`.
+_PACKER = msgspec.msgpack.Encoder()
 
 
 def encode(value: Any) -> bytes | None:
@@ -33,10 +34,10 @@ def json_equal(a: Any, b: Any) -> bool:
     if a is b:
         return True
     try:
-        if _AS_STORED.encode(a) == _AS_STORED.encode(b):
+        if _PACKER.encode(a) == _PACKER.encode(b):
             return True
     except (TypeError, ValueError, OverflowError, RecursionError):
-        return False
+        pass  # not packable (an integer past 64 bits): JSON decides
     first = encode(a)
     return first is not None and first == encode(b)
 

@@ -58,7 +58,7 @@ class Finding:
     route: Route | None = None
     leaf: Leaf | None = None
     suggested_op: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] | None = None  # `new_name` of a rename
 
 
 def deref(node: Node) -> Node:
