@@ -183,7 +183,12 @@ def _message(finding: Finding) -> str:
 
 
 def _show(value: Any) -> str:
-    return "(absent)" if value is None else json.dumps(value, sort_keys=True, default=str)
+    return "(absent)" if value is None else _RENDER.encode(value)
+
+
+# what `json.dumps(value, sort_keys=True, default=str)` writes, without a new
+# encoder per call (json.dumps makes one whenever an option is given)
+_RENDER = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def _report(changes: list[Change]) -> ChangeReport:

@@ -48,6 +48,8 @@ MCP_TOOL_FIELDS = frozenset(
     }
 )
 _HANDLED = MCP_TOOL_FIELDS - {"execution"}
+_TEXTS = frozenset({"description", "title", "icons"})
+_KNOWN_ANNOTATIONS = frozenset({*HINT_DEFAULTS, "title"})
 
 
 def tool_changes(
@@ -59,7 +61,7 @@ def tool_changes(
     findings: list[Finding] = []
     if "name" in differ:
         findings += name_changed(old, new)
-    if differ & {"description", "title", "icons"}:
+    if not _TEXTS.isdisjoint(differ):
         findings += texts_changed(old, new)
     if "annotations" in differ:
         findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
@@ -122,7 +124,8 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
                 new.get("title"),
             )
         )
-    for key in sorted((old.keys() | new.keys()) - HINT_DEFAULTS.keys() - {"title"}):
+    others = (old.keys() | new.keys()) - _KNOWN_ANNOTATIONS
+    for key in sorted(others) if others else ():
         if old.get(key) != new.get(key):
             findings.append(
                 Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, old.get(key), new.get(key))
