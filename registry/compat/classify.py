@@ -57,13 +57,8 @@ def classify(
     Raises `ClassificationError` for a definition that is not an object or a
     schema the engine refuses (remote or missing `$ref`, too deep, too large).
     """
-    for label, definition in (("old", old), ("new", new)):
-        if not isinstance(definition, Mapping):
-            raise ClassificationError(
-                f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
-            )
-    old_def = old if type(old) is dict else dict(old)
-    new_def = new if type(new) is dict else dict(new)
+    old_def = old if type(old) is dict else _definition(old, "old")
+    new_def = new if type(new) is dict else _definition(new, "new")
     # the top-level fields that differ, each settled by Python's equality first
     differ = {
         key
@@ -74,15 +69,25 @@ def classify(
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     changes = []
     if not differ <= _SCHEMA_KEYS:
-        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def)]
+        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def, differ)]
     if "inputSchema" in differ:
         # Some servers list `inputSchema: null` for a tool without arguments.
         old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
         new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-        changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+        substituted = old_input is _EMPTY_OBJECT_SCHEMA or new_input is _EMPTY_OBJECT_SCHEMA
+        if not (substituted and json_same(old_input, new_input)):
+            changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
     if "outputSchema" in differ:
         changes += _compare_output(old_def, new_def, limits)
     return _report(changes)
+
+
+def _definition(definition: Any, label: str) -> dict[str, Any]:
+    if not isinstance(definition, Mapping):
+        raise ClassificationError(
+            f"the {label} tool definition is a JSON object, not {type(definition).__name__}"
+        )
+    return dict(definition)
 
 
 _SCHEMA_KEYS = frozenset({"inputSchema", "outputSchema"})
@@ -93,6 +98,8 @@ def classify_schemas(
     old: Any, new: Any, side: Side = Side.INPUT, *, limits: Limits = LIMITS
 ) -> ChangeReport:
     """Classify two bare JSON Schemas as the input (or output) schema of a tool."""
+    if json_same(old, new):
+        return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     pointer = "/outputSchema" if side is Side.OUTPUT else "/inputSchema"
     return _report(_compare_side(old, new, pointer, side, limits))
 
@@ -111,8 +118,7 @@ def _compare_output(
 
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
-    if json_same(old, new):
-        return []  # equal sides are identical; definitions are validated before storage
+    """The changes between two schemas the caller has found to differ as JSON."""
     cosmetic = annotation_changes(old, new, pointer)
     if cosmetic is not None:  # the same schema but for annotations: those alone
         return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
@@ -164,19 +170,29 @@ def _change(side: Side, finding: Finding, witnesses: WitnessSearch | None = None
 
 
 def _message(finding: Finding) -> str:
-    def show(value: Any) -> str:
-        return "(absent)" if value is None else json.dumps(value, sort_keys=True, default=str)
-
     template = MESSAGES[finding.kind]
+    if "{" not in template:
+        return template
     return template.format(
         name=finding.name,
         # rendered only where the message shows them (a schema can be large)
-        old=show(finding.old) if "{old}" in template else "",
-        new=show(finding.new) if "{new}" in template else "",
-        new_name=finding.extra.get("new_name", ""),
+        old=_show(finding.old) if "{old}" in template else "",
+        new=_show(finding.new) if "{new}" in template else "",
+        new_name=finding.extra.get("new_name", "") if finding.extra else "",
     )
 
 
+def _show(value: Any) -> str:
+    return "(absent)" if value is None else _RENDER.encode(value)
+
+
+# what `json.dumps(value, sort_keys=True, default=str)` writes, without a new
+# encoder per call (json.dumps makes one whenever an option is given)
+_RENDER = json.JSONEncoder(sort_keys=True, default=str)
+
+
 def _report(changes: list[Change]) -> ChangeReport:
+    if len(changes) == 1:
+        return ChangeReport(severity=changes[0].severity, changes=changes)
     ordered = sorted(changes, key=lambda c: (c.path, c.kind.value))
     return ChangeReport(severity=worst([c.severity for c in ordered]), changes=ordered)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import encode, json_same
+from registry.compat.jsonvalues import json_equal, json_same
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -68,13 +68,14 @@ def annotation_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None
     visited; an equal part is confirmed by its JSON encoding, which tells `1`
     from `true` where Python's equality does not."""
     findings: list[Finding] = []
-    equal: tuple[list[Any], list[Any]] = ([], [])  # parts Python finds equal, in step
+    olds: list[Any] = []  # parts Python finds equal, in step with `news`
+    news: list[Any] = []
     try:
-        _schema(old, new, pointer, findings, equal, 0)
+        _schema(old, new, pointer, findings, olds, news, 0)
     except _Other:
         return None
     # confirmed last, all at once: equal JSON encodes alike, position by position
-    if equal[0] and encode(equal[0]) != encode(equal[1]):
+    if olds and not json_equal(olds, news):
         return None
     return findings
 
@@ -84,7 +85,8 @@ def _schema(
     new: Any,
     pointer: str,
     findings: list[Finding],
-    equal: tuple[list[Any], list[Any]],
+    olds: list[Any],
+    news: list[Any],
     depth: int,
 ) -> None:
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
@@ -106,23 +108,24 @@ def _schema(
                 )
             continue
         if before == after:
-            equal[0].append(before)
-            equal[1].append(after)
+            if type(before) is not str:  # equal strings are the same JSON
+                olds.append(before)
+                news.append(after)
             continue
         at = f"{pointer}/{_escape(key)}"
         if key in _MAPS or key == "dependencies":
-            _map(before, after, at, findings, equal, depth)
+            _map(before, after, at, findings, olds, news, depth)
         elif key in _LISTS and type(before) is list and type(after) is list:
             if len(before) != len(after):
                 raise _Other
             for i, (first, second) in enumerate(zip(before, after, strict=True)):
                 if first is not second and first != second:
-                    _schema(first, second, f"{at}/{i}", findings, equal, depth + 1)
+                    _schema(first, second, f"{at}/{i}", findings, olds, news, depth + 1)
                 else:
-                    equal[0].append(first)
-                    equal[1].append(second)
+                    olds.append(first)
+                    news.append(second)
         elif key in _SINGLE:
-            _schema(before, after, at, findings, equal, depth + 1)
+            _schema(before, after, at, findings, olds, news, depth + 1)
         else:
             raise _Other
 
@@ -132,20 +135,19 @@ def _map(
     new: Any,
     at: str,
     findings: list[Finding],
-    equal: tuple[list[Any], list[Any]],
+    olds: list[Any],
+    news: list[Any],
     depth: int,
 ) -> None:
     if type(old) is not dict or type(new) is not dict or old.keys() != new.keys():
         raise _Other
     for name, first in old.items():
         second = new[name]
-        if first is second:
-            continue
         if first == second:
-            equal[0].append(first)
-            equal[1].append(second)
-            continue
-        _schema(first, second, f"{at}/{_escape(name)}", findings, equal, depth + 1)
+            olds.append(first)
+            news.append(second)
+        else:
+            _schema(first, second, f"{at}/{_escape(name)}", findings, olds, news, depth + 1)
 
 
 _ABSENT: Any = object()

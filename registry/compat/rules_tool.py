@@ -4,9 +4,10 @@ icons and annotations (hints hosts act on).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from registry.compat.jsonvalues import json_equal, json_same
+from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -47,22 +48,20 @@ MCP_TOOL_FIELDS = frozenset(
     }
 )
 _HANDLED = MCP_TOOL_FIELDS - {"execution"}
-_SCHEMAS = frozenset({"inputSchema", "outputSchema"})
+_TEXTS = frozenset({"description", "title", "icons"})
+_KNOWN_ANNOTATIONS = frozenset({*HINT_DEFAULTS, "title"})
 
 
-def tool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
-    """The findings about the fields around the schemas (only those that differ
-    are read; the schemas themselves are not the business of this module)."""
-    differ = {
-        key
-        for key in old.keys() | new.keys()
-        if key not in _SCHEMAS
-        and ((key in old) != (key in new) or not json_same(old[key], new[key]))
-    }
+def tool_changes(
+    old: dict[str, Any], new: dict[str, Any], differ: AbstractSet[str]
+) -> list[Finding]:
+    """The findings about the fields around the schemas, given the top-level
+    fields that `differ` (as JSON; the caller has compared them already). Only
+    those are read; the schemas themselves are not the business of this module."""
     findings: list[Finding] = []
     if "name" in differ:
         findings += name_changed(old, new)
-    if differ & {"description", "title", "icons"}:
+    if not _TEXTS.isdisjoint(differ):
         findings += texts_changed(old, new)
     if "annotations" in differ:
         findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
@@ -125,7 +124,8 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
                 new.get("title"),
             )
         )
-    for key in sorted((old.keys() | new.keys()) - HINT_DEFAULTS.keys() - {"title"}):
+    others = (old.keys() | new.keys()) - _KNOWN_ANNOTATIONS
+    for key in sorted(others) if others else ():
         if old.get(key) != new.get(key):
             findings.append(
                 Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, old.get(key), new.get(key))

@@ -58,7 +58,7 @@ class Finding:
     route: Route | None = None
     leaf: Leaf | None = None
     suggested_op: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] | None = None  # `new_name` of a rename
 
 
 def deref(node: Node) -> Node:
@@ -124,18 +124,32 @@ class Walk:
             return [name for name in old_props if name in new_props]
         schemas, others = old_props.schemas, new_props.schemas
         common = [name for name in schemas if name in others]
-        # Most properties are unchanged: one encoding of all of them per side
-        # settles that (array items delimit themselves), else one at a time.
-        everything = encode([schemas[name] for name in common])
-        if (
-            everything is not None
-            and self._plain(everything)
-            and everything == encode([others[name] for name in common])
-        ):
-            return []
+        # Schemas unequal in Python are unequal as JSON: changed, no encoding
+        # needed. Those Python finds equal (most of them) are confirmed by one
+        # encoding of all of them per side (array items delimit themselves),
+        # else one at a time.
+        try:
+            unequal = {name for name in common if schemas[name] != others[name]}
+        except RecursionError:  # nested past Python's limit: one at a time
+            unequal = set()
+        equal = [name for name in common if name not in unequal]
+        if equal:
+            everything = encode([schemas[name] for name in equal])
+            if not (
+                everything is not None
+                and self._plain(everything)
+                and everything == encode([others[name] for name in equal])
+            ):
+                unequal.update(self._not_same(equal, schemas, others))
+        return [name for name in common if name in unequal]
+
+    def _not_same(
+        self, names: list[str], schemas: dict[str, Any], others: dict[str, Any]
+    ) -> list[str]:
+        """Of `names`, those whose two schemas are not `same`, encoded one at a time."""
         codes = self.codes
         changed = []
-        for name in common:
+        for name in names:
             schema, other = schemas[name], others[name]
             old_code = encode(schema)
             if old_code is not None and self._plain(old_code):
