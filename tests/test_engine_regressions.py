@@ -68,3 +68,20 @@ def test_tightened_maximum_witness_respects_the_old_minimum() -> None:
     report = classify(tool(old), tool(new))
     change = next(c for c in report.changes if c.path.endswith("/maximum"))
     assert change.witness == {"b": 2}
+
+
+def test_removed_branch_witness_past_a_bound_the_new_schema_adds() -> None:
+    """Found by test_soundness's property: the integer branch of an `anyOf` is
+    removed in favour of integers >= -1; no typical value (0, 1, -1) breaks it,
+    the number just past the new bound does."""
+    old = {
+        "type": "object",
+        "properties": {"d": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+    }
+    new = {"type": "object", "properties": {"d": {"type": "integer", "minimum": -1}}}
+    report = classify(tool(old), tool(new))
+    removed = [c for c in report.breaking if c.kind is Kind.BRANCH_REMOVED]
+    assert len(removed) == 2
+    assert all(c.witness is not None for c in removed)
+    integer_branch = next(c for c in removed if c.old == {"type": "integer"})
+    assert integer_branch.witness == {"d": -2}

@@ -19,7 +19,8 @@ two can cost a witness but never lets a wrong one through.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from itertools import chain
 from types import ModuleType
 from typing import Any
@@ -46,6 +47,8 @@ __all__ = ["MAX_CANDIDATES", "PYTHON_FIRST", "WitnessSearch"]
 MAX_CANDIDATES = 40
 PYTHON_FIRST = 6
 _TYPICAL: tuple[Any, ...] = ("", "x", 0, 1, -1, 0.5, True, False, None, {}, [])
+_BOUNDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+MAX_BOUNDS = 8
 _UNSET: Any = object()
 
 
@@ -63,13 +66,14 @@ class WitnessSearch:
         self.misses = 0
         self.verdicts: dict[tuple[int, bytes | None], bool] = {}
         self.broken = False  # a schema python-jsonschema cannot run: no witnesses
+        self.bounds: list[int | float] | None = None
 
     def find(self, finding: Finding) -> Any:
         """A confirmed witness for `finding`, or None."""
         if finding.route is None or finding.leaf is None or self.broken:
             return None
         node = _node_at(self.old_root, finding.route)
-        for leaf in chain((finding.leaf,), _candidates(finding, node)):
+        for leaf in chain((finding.leaf,), _candidates(finding, node, self._just_past_bounds)):
             value = build(self.old_root, finding.route, leaf)
             if value is None:
                 continue  # a bare null cannot be told from no witness at all
@@ -78,6 +82,21 @@ class WitnessSearch:
             if self.broken:
                 return None
         return None
+
+    def _just_past_bounds(self) -> list[int | float]:
+        """Numbers on either side of the numeric bounds the new schema names
+        (a removed branch whose values new bounds now refuse: `anyOf [string,
+        integer]` -> `{"type": "integer", "minimum": -1}` is broken by -2, which
+        no typical value is), found once per classification."""
+        if self.bounds is None:
+            found: list[int | float] = []
+            _collect_bounds(self.schemas[1][0], found, 0)
+            self.bounds = [
+                near
+                for bound in found
+                for near in (bound - 1, bound + 1, math.floor(bound) - 1, math.ceil(bound) + 1)
+            ]
+        return self.bounds
 
     def _holds(self, kind: Kind, value: Any) -> bool:
         read_differently = kind in READ_DIFFERENTLY
@@ -170,13 +189,15 @@ def _node_at(root: Node, route: Route) -> Node | None:
     return node
 
 
-def _candidates(finding: Finding, node: Node | None) -> Iterator[Leaf]:
+def _candidates(
+    finding: Finding, node: Node | None, past_bounds: Callable[[], list[int | float]]
+) -> Iterator[Leaf]:
     """Further leaves to try when the rule's own does not make a witness."""
     allowed = node.allowed_values() if node is not None else None
     if allowed is not None:
         values: Iterator[Any] = iter(allowed)
     else:
-        values = chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL)
+        values = chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL, _later(past_bounds))
     seen: set[str] = set()
     for value in values:
         if node is not None and not node.admits(json_type(value)):
@@ -198,6 +219,34 @@ def _candidates(finding: Finding, node: Node | None) -> Iterator[Leaf]:
         base = base if isinstance(base, list) else []
         for extra in list(chain(_scalars(finding.old), _scalars(finding.new), _TYPICAL))[:8]:
             yield Leaf("value", [*base, extra])
+
+
+def _later(make: Callable[[], list[int | float]]) -> Iterator[int | float]:
+    """`make()`'s values, computed only if the candidates before them ran out."""
+    yield from make()
+
+
+def _collect_bounds(schema: Any, found: list[int | float], depth: int) -> None:
+    """Up to `MAX_BOUNDS` numeric bounds of `schema`, in document order."""
+    if depth > 64 or len(found) >= MAX_BOUNDS:
+        return
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in _BOUNDS and isinstance(value, int | float) and not isinstance(value, bool):
+                if math.isfinite(value) and value not in found:
+                    found.append(value)
+            elif isinstance(value, dict | list) and key not in (
+                "enum",
+                "const",
+                "default",
+                "examples",
+            ):
+                _collect_bounds(value, found, depth + 1)
+            if len(found) >= MAX_BOUNDS:
+                return
+    elif isinstance(schema, list):
+        for item in schema:
+            _collect_bounds(item, found, depth + 1)
 
 
 def _unlisted(node: Node) -> str:
