@@ -9,7 +9,9 @@ from registry.compat import (
     ConverterError,
     Severity,
     apply,
+    classify,
     parse_ops,
+    suggested_converter,
     verify,
 )
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1, SEARCH_V2
@@ -124,3 +126,17 @@ def test_verify_map_repairs_a_narrowed_enum() -> None:
 def test_verify_refuses_operations_on_properties_the_old_version_lacks() -> None:
     with pytest.raises(ConverterError, match="not a property"):
         verify(parse_ops([{"op": "rename", "from": "/nope", "to": "/x"}]), SEARCH_V1, SEARCH_V2)
+
+
+def test_apply_and_verify_take_the_json_form_a_report_suggests() -> None:
+    """A report's suggested converter (plain dicts, as manifests and the API
+    hold them) goes to `verify` and `apply` as is; a bad one is named."""
+    report = classify(DB_QUERY_V3, DB_QUERY_V4)
+    ops = suggested_converter(c.suggested_op for c in report.breaking if c.suggested_op)
+    assert all(isinstance(op, dict) for op in ops)
+    assert verify(ops, DB_QUERY_V3, DB_QUERY_V4).severity is not Severity.BREAKING
+    assert apply(ops, {"query": "q", "timeout_ms": 5}) == apply(
+        parse_ops(ops), {"query": "q", "timeout_ms": 5}
+    )
+    with pytest.raises(ConverterError, match="invalid converter operations"):
+        apply([{"op": "rename", "from": "/a"}], {"a": 1})

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import msgspec
 from jsonschema.validators import Draft202012Validator, validator_for
@@ -122,6 +122,17 @@ def parse_ops(raw: Any) -> list[Op]:
     return ops
 
 
+_OP_TYPES = (Rename, Fill, Drop, Map, Reject)
+
+
+def _as_ops(ops: Sequence[Op | Mapping[str, Any]]) -> Sequence[Op]:
+    """`ops` as given when parsed, else read from their JSON form (what
+    `suggested_converter`, manifests and the API hold), naming the first problem."""
+    if all(isinstance(op, _OP_TYPES) for op in ops):
+        return cast(Sequence[Op], ops)
+    return parse_ops([msgspec.to_builtins(op) if isinstance(op, _OP_TYPES) else op for op in ops])
+
+
 def _pointers(op: Op) -> list[str]:
     if isinstance(op, Rename):
         return [op.from_, op.to]
@@ -131,13 +142,14 @@ def _pointers(op: Op) -> list[str]:
 # ---------------------------------------------------------------- applying
 
 
-def apply(ops: list[Op], arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Run `ops` over call arguments; a new object, the input untouched.
+def apply(ops: Sequence[Op | Mapping[str, Any]], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Run `ops` (parsed, or in their JSON form) over call arguments; a new
+    object, the input untouched.
 
     Raises `ConversionRejected` when a `reject` operation matches.
     """
     result: dict[str, Any] = copy.deepcopy(dict(arguments))
-    for op in ops:
+    for op in _as_ops(ops):
         if isinstance(op, Rename):
             found, value = _take(result, parse_pointer(op.from_))
             if found:
@@ -246,8 +258,11 @@ def suggested_converter(suggested: Iterable[Mapping[str, Any]]) -> list[dict[str
 # ---------------------------------------------------------------- verifying
 
 
-def verify(ops: list[Op], old: Mapping[str, Any], new: Mapping[str, Any]) -> ChangeReport:
-    """The report of `ops` applied to `old`'s input schema against `new`'s.
+def verify(
+    ops: Sequence[Op | Mapping[str, Any]], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> ChangeReport:
+    """The report of `ops` (parsed, or in their JSON form) applied to `old`'s
+    input schema against `new`'s.
 
     The converter is verified when the report's severity is not `breaking`.
     Raises `ConverterError` naming the operation (`ops[1] (fill /timeout)`)
@@ -257,7 +272,7 @@ def verify(ops: list[Op], old: Mapping[str, Any], new: Mapping[str, Any]) -> Cha
     old_schema = copy.deepcopy(old.get("inputSchema") or {"type": "object"})
     new_schema = new.get("inputSchema") or {"type": "object"}
     history = _History()
-    for index, op in enumerate(ops):
+    for index, op in enumerate(_as_ops(ops)):
         try:
             _transform(old_schema, new_schema, op)
         except _Missing as missing:
