@@ -235,6 +235,29 @@ async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_
     assert host.gated_seen == [{"query": "SELECT 1"}]
 
 
+async def test_the_readme_snippet_runs_as_written() -> None:
+    """README "FastMCP": its snippet, run as written, gates seed 000's db.query."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme.split("### FastMCP", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    ran: list[tuple[str, int | None]] = []
+
+    def run(query: str, timeout: int | None) -> dict[str, Any]:
+        ran.append((query, timeout))
+        return {"rows": []}
+
+    scope: dict[str, Any] = {"source": billing(), "run": run}
+    exec(snippet, scope)  # the README's own text: its imports, the app, gate_fastmcp
+    async with Client(scope["app"]._mcp_server, mode=LEGACY) as client:
+        await refused(
+            client.call_tool("db.query", dict(V3_CALL), meta={"schemaVersion": "v3"}), -31001
+        )
+        result = await client.call_tool(
+            "db.query", {"query": "SELECT 1", "timeout": 5}, meta={"schemaVersion": "v4"}
+        )
+    assert not result.is_error
+    assert ran == [("SELECT 1", 5)]
+
+
 def test_gated_arguments_outside_a_call_is_a_lookup_error() -> None:
     with pytest.raises(LookupError, match="inside a gated tool call"):
         gated_arguments()
