@@ -22,6 +22,7 @@ from registry.compat import (
 from registry.compat.kinds import SEVERITY, Kind
 from registry.sdk import gate
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
+from tests.readme_transcripts import python_block
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
@@ -109,14 +110,9 @@ def test_every_repository_path_the_readme_names_exists() -> None:
     assert [path for path in sorted(named) if not (ROOT / path).exists()] == []
 
 
-def _python_block(heading: str) -> str:
-    """The first ```python block after `heading` in the README."""
-    return README.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-
-
 def test_the_readme_engine_snippet_runs_on_seed_000() -> None:
     scope: dict[str, object] = {"old_definition": DB_QUERY_V3, "new_definition": DB_QUERY_V4}
-    exec(_python_block("## The compatibility engine"), scope)  # the README's own text
+    exec(python_block(README, "## The compatibility engine"), scope)  # the README's own text
     report = classify(DB_QUERY_V3, DB_QUERY_V4)
     assert scope["report"] == report
     assert report.severity == "breaking"

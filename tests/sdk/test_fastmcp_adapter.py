@@ -30,6 +30,7 @@ from mcp import Client, types
 from registry.canonical import digest
 from registry.sdk.fastmcp_adapter import GatedFastMCP, gate_fastmcp, gated_arguments
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
+from tests.readme_transcripts import python_block
 from tests.sdk import payload, seed_000, seed_002, served
 from tests.sdk.test_mcp_adapter import (
     LEGACY,
@@ -237,8 +238,7 @@ async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_
 
 async def test_the_readme_snippet_runs_as_written() -> None:
     """README "FastMCP": its snippet, run as written, gates seed 000's db.query."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = readme.split("### FastMCP", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    snippet = python_block((ROOT / "README.md").read_text(encoding="utf-8"), "### FastMCP")
     ran: list[tuple[str, int | None]] = []
 
     def run(query: str, timeout: int | None) -> dict[str, Any]:

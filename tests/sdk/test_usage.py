@@ -26,6 +26,7 @@ from registry.sdk.sync import read_cache
 from registry.sdk.usage import MAX_KEYS, UsageCounter, UsageReporter, report_of
 from tests.api.conftest import ADMIN_TOKEN, ServedApp, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
+from tests.readme_transcripts import python_block
 from tests.sdk import V3_TO_V4_OPS, captured_events, seed_000, seed_002
 
 V4_CALL = {"query": "SELECT 1", "timeout": 1000, "mode": "read"}
@@ -180,9 +181,8 @@ async def test_the_reporter_flushes_in_the_background_and_the_registry_shows_it(
 
 
 def readme_python(heading: str) -> str:
-    """The first ```python block after `heading` in the README."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    return readme.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    return python_block(readme, heading)
 
 
 async def run_snippet(snippet: str, scope: dict[str, Any]) -> None:
