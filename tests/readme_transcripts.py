@@ -15,6 +15,9 @@ A transcript is a fenced block whose info string is `console`:
 Every transcript of the file runs, in order, in one bash process (so `export`
 and files carry from one block to the next), in `workdir`.
 
+`python_block` gives the first ```python block after a heading, for tests that
+run the README's snippets as written.
+
 Written here rather than taken from a library (cram, doctest): both want their
 own file formats, and the README must read as a README.
 """
@@ -27,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Command", "Mismatch", "parse", "run"]
+__all__ = ["Command", "Mismatch", "parse", "python_block", "run"]
 
 _FENCE = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -144,3 +147,8 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     return (
         bool(actual) and bool(_line_pattern(head).match(actual[0])) and _matches(rest, actual[1:])
     )
+
+
+def python_block(markdown: str, heading: str) -> str:
+    """The first ```python block after `heading` (its text, without the fences)."""
+    return markdown.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]

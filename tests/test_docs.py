@@ -5,12 +5,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from registry.api.problems import PROBLEMS
 from registry.cli import VERBS
+from registry.compat import (
+    ConversionRejected,
+    ConverterError,
+    apply,
+    classify,
+    parse_ops,
+    suggested_converter,
+    verify,
+)
 from registry.compat.kinds import SEVERITY, Kind
 from registry.sdk import gate
+from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
+from tests.readme_transcripts import python_block
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
@@ -80,3 +92,47 @@ def test_the_readme_says_how_to_create_a_namespace_and_declare_a_version() -> No
     assert "registry namespace create" in README or "PUT /v1/namespaces/" in README
     assert "_meta.schemaVersion" in README
     assert "docs/contract.md" in README
+
+
+def test_every_repository_path_the_readme_names_exists() -> None:
+    """A path in backticks under one of the repository's top-level directories is there."""
+    top = {
+        entry.name
+        for entry in ROOT.iterdir()
+        if entry.is_dir() and entry.name not in {".venv", "test-artifacts"}
+    }
+    named = {
+        token.split(":", 1)[0]
+        for token in re.findall(r"`([\w.-]+/[^`\s<>{}*]*)`", README)
+        if token.split("/", 1)[0] in top
+    }
+    assert named, "the README names no repository path"
+    assert [path for path in sorted(named) if not (ROOT / path).exists()] == []
+
+
+def test_the_readme_engine_snippet_runs_on_seed_000() -> None:
+    scope: dict[str, object] = {"old_definition": DB_QUERY_V3, "new_definition": DB_QUERY_V4}
+    exec(python_block(README, "## The compatibility engine"), scope)  # the README's own text
+    report = classify(DB_QUERY_V3, DB_QUERY_V4)
+    assert scope["report"] == report
+    assert report.severity == "breaking"
+    assert {"property-renamed", "default-removed", "enum-narrowed"} <= {
+        change.kind for change in report.changes
+    }
+
+
+def test_the_readme_converter_functions_run_as_described() -> None:
+    """`parse_ops` feeds `apply` and `verify`; the quoted ordering error is the one raised."""
+    report = classify(DB_QUERY_V3, DB_QUERY_V4)
+    suggested = suggested_converter(c.suggested_op for c in report.changes if c.suggested_op)
+    ops = parse_ops(suggested)
+    assert verify(ops, DB_QUERY_V3, DB_QUERY_V4).severity != "breaking"
+    assert apply(ops, {"query": "q", "timeout_ms": 5}) == {"query": "q", "timeout": 5}
+    with pytest.raises(ConversionRejected):
+        apply(ops, {"query": "q", "mode": "write"})
+
+    reject, rename, fill = suggested
+    assert (reject["op"], rename["op"], fill["op"]) == ("reject", "rename", "fill")
+    with pytest.raises(ConverterError) as misordered:
+        verify(parse_ops([reject, fill, rename]), DB_QUERY_V3, DB_QUERY_V4)
+    assert f"(`{misordered.value}`)" in " ".join(README.split())

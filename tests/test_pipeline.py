@@ -829,7 +829,7 @@ async def test_pre_commit_hook_entry_point(registry: Registry, tmp_path: Path) -
     assert {"plan", "apply", "check"} <= {verb.name for verb in VERBS}, (
         "registry.cli.VERBS lacks registry.cli.pipeline.PIPELINE_VERBS"
     )
-    hooks = yaml.safe_load((CI / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     hook = next(h for h in hooks if h["id"] == "registry-check")
     assert (hook["entry"], hook["language"], hook["pass_filenames"]) == (
         "registry check",

@@ -30,6 +30,7 @@ from mcp import Client, types
 from registry.canonical import digest
 from registry.sdk.fastmcp_adapter import GatedFastMCP, gate_fastmcp, gated_arguments
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
+from tests.readme_transcripts import python_block
 from tests.sdk import payload, seed_000, seed_002, served
 from tests.sdk.test_mcp_adapter import (
     LEGACY,
@@ -233,6 +234,28 @@ async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_
     assert not result.is_error
     assert host.bound == [("db.query", {"query": "SELECT 1", "timeout": 30000, "mode": None})]
     assert host.gated_seen == [{"query": "SELECT 1"}]
+
+
+async def test_the_readme_snippet_runs_as_written() -> None:
+    """README "FastMCP": its snippet, run as written, gates seed 000's db.query."""
+    snippet = python_block((ROOT / "README.md").read_text(encoding="utf-8"), "### FastMCP")
+    ran: list[tuple[str, int | None]] = []
+
+    def run(query: str, timeout: int | None) -> dict[str, Any]:
+        ran.append((query, timeout))
+        return {"rows": []}
+
+    scope: dict[str, Any] = {"source": billing(), "run": run}
+    exec(snippet, scope)  # the README's own text: its imports, the app, gate_fastmcp
+    async with Client(scope["app"]._mcp_server, mode=LEGACY) as client:
+        await refused(
+            client.call_tool("db.query", dict(V3_CALL), meta={"schemaVersion": "v3"}), -31001
+        )
+        result = await client.call_tool(
+            "db.query", {"query": "SELECT 1", "timeout": 5}, meta={"schemaVersion": "v4"}
+        )
+    assert not result.is_error
+    assert ran == [("SELECT 1", 5)]
 
 
 def test_gated_arguments_outside_a_call_is_a_lookup_error() -> None:

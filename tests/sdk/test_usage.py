@@ -8,11 +8,13 @@ answers (a report whose fate is unknown).
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,9 +22,11 @@ import msgspec
 import pytest
 
 from registry.sdk import Gate, Toolset
+from registry.sdk.sync import read_cache
 from registry.sdk.usage import MAX_KEYS, UsageCounter, UsageReporter, report_of
 from tests.api.conftest import ADMIN_TOKEN, ServedApp, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
+from tests.readme_transcripts import python_block
 from tests.sdk import V3_TO_V4_OPS, captured_events, seed_000, seed_002
 
 V4_CALL = {"query": "SELECT 1", "timeout": 1000, "mode": "read"}
@@ -174,6 +178,72 @@ async def test_the_reporter_flushes_in_the_background_and_the_registry_shows_it(
     assert by_version[1]["servers"][0]["name"] == "srv-1"
     assert by_version[1]["servers"][0]["toolset"] == toolset.digest
     assert reporter.lost_calls == 0
+
+
+def readme_python(heading: str) -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    return python_block(readme, heading)
+
+
+async def run_snippet(snippet: str, scope: dict[str, Any]) -> None:
+    """Run README text as the body of a coroutine (it awaits at its top level)."""
+    code = compile(snippet, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = eval(code, scope)  # the README's own text
+    if result is not None:
+        await result
+
+
+async def test_the_readme_sdk_and_usage_snippets_run_as_written(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README "MCP servers: the SDK" and "Retire with evidence", their placeholders
+    (TOKEN, on_change, arguments, meta, url, server, HANDLERS) given, in order."""
+    pytest.importorskip("mcp")
+    from mcp import Client
+    from mcp.server import Server
+
+    monkeypatch.chdir(tmp_path)  # the snippet's cache file
+    seen: list[dict[str, Any]] = []
+
+    async def db_query(arguments: dict[str, Any]) -> dict[str, Any]:
+        seen.append(arguments)
+        return {"rows": []}
+
+    scope: dict[str, Any] = {
+        "TOKEN": ADMIN_TOKEN,
+        "on_change": lambda toolset: None,
+        "arguments": V3_CALL,
+        "meta": {"schemaVersion": "v1"},
+    }
+    app = await serve(database_url)
+    try:
+        async with registry_client(app) as client:
+            await published_toolset(client)
+            sdk = readme_python("## MCP servers: the SDK")
+            await run_snippet(sdk.replace("http://registry:8080", app.url), scope)
+            watcher, decision = scope["watcher"], scope["decision"]
+            assert watcher.running
+            assert decision.accepted and decision.arguments == V4_CALL
+            cached = read_cache(tmp_path / "billing.toolset.json").toolset
+            assert cached.digest == watcher.current.digest
+
+            server: Server[Any] = Server("billing")
+            scope |= {"url": app.url, "server": server, "HANDLERS": {"db.query": db_query}}
+            await run_snippet(readme_python("## Retire with evidence"), scope)
+            async with Client(server) as mcp_client:
+                call = mcp_client.call_tool("db.query", V3_CALL, meta={"schemaVersion": "v1"})
+                assert not (await call).is_error
+            await scope.pop("reporter").stop()  # flushes the call's count
+            usage = (await client.get("/v1/namespaces/billing/tools/db.query/usage")).json()
+    finally:
+        for started in ("reporter", "watcher"):
+            if started in scope:
+                await scope[started].stop()
+        await app.stop()
+    assert seen == [V4_CALL]
+    by_version = {v["version"]: v for v in usage["versions"]}
+    assert by_version[1]["decisions"] == [{"decision": "converted", "calls": 1}]
+    assert by_version[1]["servers"][0]["name"] == "billing-eu-1"
 
 
 async def test_an_outage_keeps_the_counts_and_says_so_once(database_url: str) -> None:
