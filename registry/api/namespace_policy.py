@@ -23,7 +23,7 @@ from registry.api.problems import (
     namespace_not_found,
     problem_responses,
 )
-from registry.api.services import actor, reader, request_id, writer
+from registry.api.services import actor, reader, request_id, require_namespace, writer
 from registry.api.wire import PolicyAnswer
 from registry.policy.acceptance import NamespacePolicy, check_policy
 from registry.store import NamespaceNotFound, PolicyRecord, repository
@@ -78,8 +78,7 @@ def _answer(
 )
 async def get_namespace_policy(request: Request[Any, Any, Any], ns: NamespaceName) -> PolicyAnswer:
     svc = await reader(request, ns)
-    if await repository.get_namespace(svc.database, ns) is None:
-        raise namespace_not_found(ns)
+    await require_namespace(svc, ns)
     return _answer(ns, await get_policy(svc.database, ns))
 
 
@@ -105,8 +104,7 @@ async def put_namespace_policy(
         raise problem
     stored = await get_policy(svc.database, ns)
     if stored is None and data == NamespacePolicy():
-        if await repository.get_namespace(svc.database, ns) is None:
-            raise namespace_not_found(ns)
+        await require_namespace(svc, ns)
         return _answer(ns, None)
     try:
         record, changed = await put_policy(

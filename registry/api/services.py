@@ -16,7 +16,7 @@ from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret, ma
 from registry.api.limits import LimitLog, Limits
 from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
-from registry.api.problems import ApiError
+from registry.api.problems import ApiError, namespace_not_found
 from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.toolset_cache import ToolsetCache
@@ -151,6 +151,12 @@ async def writer(
     who = await principal(request)
     who.require(ns, action)
     return svc
+
+
+async def require_namespace(svc: Services, ns: str) -> None:
+    """404 `namespace-not-found` (saying how to create it) unless `ns` exists."""
+    if await repository.get_namespace(svc.database, ns) is None:
+        raise namespace_not_found(ns)
 
 
 def _authorization(scope: Any) -> str | None:

@@ -34,6 +34,7 @@ from registry.api.services import (
     reader,
     replica_read,
     request_id,
+    require_namespace,
     services,
     writer,
 )
@@ -154,8 +155,7 @@ async def create_namespace(
 )
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     svc = await reader(request, ns)
-    if await repository.get_namespace(svc.database, ns) is None:
-        raise namespace_not_found(ns)
+    await require_namespace(svc, ns)
     tools = await repository.list_tools(svc.database, ns)
     return ToolList(
         namespace=ns,
@@ -341,8 +341,7 @@ async def check(
 ) -> CheckAnswer:
     definition, digest = _validated(ns, tool, data)
     svc = await reader(request, ns)
-    if await repository.get_namespace(svc.database, ns) is None:
-        raise namespace_not_found(ns)
+    await require_namespace(svc, ns)
     state = await repository.load_tool_state(svc.database, ns, tool)
     existing = next((v for v in state.versions if v.digest == digest), None)
     if existing is not None:

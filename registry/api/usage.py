@@ -36,10 +36,9 @@ from registry.api.problems import (
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
     ApiError,
-    namespace_not_found,
     problem_responses,
 )
-from registry.api.services import Services, services
+from registry.api.services import Services, require_namespace, services
 from registry.policy.plan import ManifestBody, ToolPlan
 from registry.policy.usage import (
     DURATION_PATTERN,
@@ -53,7 +52,7 @@ from registry.policy.usage import (
     summarize,
 )
 from registry.sdk.usage import UsageReport
-from registry.store import Db, Version, repository
+from registry.store import Db, Version
 from registry.store import usage as store
 
 __all__ = [
@@ -147,8 +146,8 @@ async def report_usage(
     now = svc.clock()
     counts = [store.CountIn(c.tool, c.version, c.decision, c.reason, c.calls) for c in data.counts]
     stored = await store.record_usage(svc.database, ns, data.server, data.toolset, counts, at=now)
-    if not stored and await repository.get_namespace(svc.database, ns) is None:
-        raise namespace_not_found(ns)
+    if not stored:
+        await require_namespace(svc, ns)
     await _prune_when_due(svc, now)
     return UsageReceipt(
         namespace=ns,
