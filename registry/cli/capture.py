@@ -67,6 +67,8 @@ from registry.cli.common import (
     write_atomically,
 )
 from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface_then
+from registry.compat.jsonvalues import json_equal
+from registry.compat.rules_tool import MCP_TOOL_FIELD_ORDER
 from registry.documents import DocumentError, dump_yaml, parse_document, read_source
 from registry.manifests import CAPTURED_INITIALIZE, MANIFEST_SUFFIXES, Manifest, collect_sources
 from registry.policy.capabilities import CapabilityError, parse_initialize
@@ -76,17 +78,6 @@ __all__ = ["VERBS", "file_names", "live_manifests", "run_capture", "server_of"]
 _T = TypeVar("_T")
 
 DEFAULT_TIMEOUT = 30.0
-_TOOL_ORDER = (
-    "name",
-    "title",
-    "description",
-    "inputSchema",
-    "outputSchema",
-    "annotations",
-    "icons",
-    "execution",
-    "_meta",
-)
 _DECISIONS = ("retire", "deprecate", "converters", "aliases")
 _DEVICE_NAMES = frozenset(
     {"con", "prn", "aux", "nul"} | {f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)}
@@ -166,19 +157,14 @@ def manifest_document(
     namespace: str, definition: dict[str, Any], decisions: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The manifest written for a tool, its keys in the documented order."""
-    first = [key for key in _TOOL_ORDER if key in definition]
-    rest = sorted(key for key in definition if key not in _TOOL_ORDER)
+    first = [key for key in MCP_TOOL_FIELD_ORDER if key in definition]
+    rest = sorted(key for key in definition if key not in MCP_TOOL_FIELD_ORDER)
     tool = {key: _ordered(definition[key]) for key in (*first, *rest)}
     document: dict[str, Any] = {"namespace": namespace, "tool": tool}
     for key in _DECISIONS:
         if decisions and key in decisions:
             document[key] = decisions[key]
     return document
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality (Python's == takes 1 for True)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def _loaded(sources: list[tuple[str, bytes]], surface: Surface) -> list[Manifest]:
@@ -189,7 +175,7 @@ def _loaded(sources: list[tuple[str, bytes]], surface: Surface) -> list[Manifest
         raise Failed([one_line(str(error)) for error in errors])
     listed = {tool["name"]: tool for tool in surface.tools}
     for manifest in manifests:
-        if not _same(manifest.tool, listed[manifest.name]):
+        if not json_equal(manifest.tool, listed[manifest.name]):
             raise Failed([f"{manifest.path}: does not read back as the server listed it"])
     return manifests
 
@@ -246,7 +232,7 @@ def _existing(directory: Path, namespace: str) -> list[_Existing]:
 
 def _unchanged(path: Path, document: Any) -> bool:
     try:
-        return _same(parse_document(read_source(str(path)), str(path)), document)
+        return json_equal(parse_document(read_source(str(path)), str(path)), document)
     except DocumentError:
         return False
 

@@ -11,7 +11,7 @@ from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
-__all__ = ["ESCALATION", "HINT_DEFAULTS", "MCP_TOOL_FIELDS", "tool_changes"]
+__all__ = ["ESCALATION", "HINT_DEFAULTS", "MCP_TOOL_FIELDS", "MCP_TOOL_FIELD_ORDER", "tool_changes"]
 
 # MCP's defaults for absent hints: an absent hint means the cautious value.
 HINT_DEFAULTS: dict[str, bool] = {
@@ -33,20 +33,19 @@ ESCALATION: dict[str, bool] = {
 # 2025-11-25 (the wire names of `mcp.types.Tool`). Written out rather than read
 # from the `mcp` SDK at run time: the engine is installed without it, and two
 # installs must classify alike; tests/test_kinds.py checks the list
-# against the installed SDK.
-MCP_TOOL_FIELDS = frozenset(
-    {
-        "name",
-        "title",
-        "description",
-        "inputSchema",
-        "outputSchema",
-        "annotations",
-        "icons",
-        "execution",
-        "_meta",
-    }
+# against the installed SDK. In the order the SDK's type declares them.
+MCP_TOOL_FIELD_ORDER = (
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "execution",
+    "_meta",
 )
+MCP_TOOL_FIELDS = frozenset(MCP_TOOL_FIELD_ORDER)
 _HANDLED = MCP_TOOL_FIELDS - {"execution"}
 _TEXTS = frozenset({"description", "title", "icons"})
 _KNOWN_ANNOTATIONS = frozenset({*HINT_DEFAULTS, "title"})
