@@ -29,7 +29,7 @@ import os
 from typing import Any, Literal
 
 from fastmcp import FastMCP
-from gated_server import configure_logging, toolset_source
+from gated_server import configure_logging, parse_arguments, toolset_source
 
 from registry.sdk.fastmcp_adapter import gate_fastmcp, gated_arguments
 
@@ -61,13 +61,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    given = parser.add_mutually_exclusive_group()
-    given.add_argument("--toolset", metavar="FILE", help="a toolset payload (JSON)")
-    given.add_argument("--demo", action="store_true", help="the built-in seed 000 toolset")
-    parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
-    parser.add_argument("--host", default="127.0.0.1")
-    args = parser.parse_args(argv)
+    args = parse_arguments(__doc__.splitlines()[0], argv)
     configure_logging("fastmcp_server")
     asyncio.run(serve(args))
 

@@ -243,15 +243,20 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args = parse_arguments(__doc__.splitlines()[0], argv)
+    configure_logging("gated_server")
+    asyncio.run(run(args))
+
+
+def parse_arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """The example servers' command line: where the toolset comes from, stdio or HTTP."""
+    parser = argparse.ArgumentParser(description=description)
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--toolset", metavar="FILE", help="a toolset payload (JSON)")
     given.add_argument("--demo", action="store_true", help="the built-in seed 000 toolset")
     parser.add_argument("--http", metavar="PORT", type=int, help="streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1")
-    args = parser.parse_args(argv)
-    configure_logging("gated_server")
-    asyncio.run(run(args))
+    return parser.parse_args(argv)
 
 
 def configure_logging(program: str) -> None:
