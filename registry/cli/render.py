@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
@@ -510,6 +510,14 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
 
 
+def _table(out: TextIO, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """A Markdown table: its header, the rule under it, a line per row of cells."""
+    print("| " + " | ".join(headers) + " |", file=out)
+    print("|" + "---|" * len(headers), file=out)
+    for row in rows:
+        print("| " + " | ".join(row) + " |", file=out)
+
+
 def _render_markdown(report: Report, out: TextIO) -> None:
     ok = report.answer.accepted and (report.mode != "apply" or report.answer.applied)
     icon = "✅" if ok else "❌"
@@ -530,34 +538,43 @@ def _render_markdown(report: Report, out: TextIO) -> None:
         print(file=out)
         print(f"- {_cell(line)}", file=out)
     print(file=out)
-    print("| Tool | Action | Version | Severity | Decisions missing | Manifest |", file=out)
-    print("|---|---|---|---|---|---|", file=out)
-    for plan in report.answer.tools:
-        print(
-            f"| {_code(f'{plan.namespace}/{plan.tool}')} | {plan.action} | v{plan.version} "
-            f"| {_severity(plan)} | {len(plan.decisions) or '-'} "
-            f"| {_code(plan.source) if plan.source else '-'} |",
-            file=out,
-        )
+    _table(
+        out,
+        ("Tool", "Action", "Version", "Severity", "Decisions missing", "Manifest"),
+        (
+            (
+                _code(f"{plan.namespace}/{plan.tool}"),
+                plan.action,
+                f"v{plan.version}",
+                _severity(plan),
+                str(len(plan.decisions) or "-"),
+                _code(plan.source) if plan.source else "-",
+            )
+            for plan in report.answer.tools
+        ),
+    )
     if report.findings:
         print(file=out)
         print("### Changes", file=out)
         print(file=out)
-        print("| Tool | Kind | Severity | Path | Message | Witness |", file=out)
-        print("|---|---|---|---|---|---|", file=out)
+        rows = []
         for finding in report.findings:
             plan, change = finding.plan, finding.change
             severity = change.severity.value
             if change.severity is Severity.BREAKING:
                 severity = f"**{severity}**" + ("" if finding.decided else " (no decision)")
                 severity += " (accepted)" if finding.accepted is not None else ""
-            witness = _code(compact(change.witness)) if change.witness is not None else "-"
-            print(
-                f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(change.kind.value)} "
-                f"| {severity} | {_code(change.path or '/')} | {_cell(change.message)} "
-                f"| {witness} |",
-                file=out,
+            rows.append(
+                (
+                    _code(f"{plan.namespace}/{plan.tool}"),
+                    _code(change.kind.value),
+                    severity,
+                    _code(change.path or "/"),
+                    _cell(change.message),
+                    _code(compact(change.witness)) if change.witness is not None else "-",
+                )
             )
+        _table(out, ("Tool", "Kind", "Severity", "Path", "Message", "Witness"), rows)
     if report.needed:
         print(file=out)
         print("### Decisions still needed", file=out)
@@ -574,16 +591,21 @@ def _render_markdown(report: Report, out: TextIO) -> None:
         print(file=out)
         print("### Accepted on purpose", file=out)
         print(file=out)
-        print("| Tool | Kind | Path | Breaking for | Accepted by | Reason |", file=out)
-        print("|---|---|---|---|---|---|", file=out)
-        for plan, a in report.accepted:
-            versions = ", ".join(f"v{n}" for n in a.versions)
-            by = "namespace policy" if a.source == "policy" else "manifest"
-            print(
-                f"| {_code(f'{plan.namespace}/{plan.tool}')} | {_code(a.kind)} "
-                f"| {_code(a.path or '/')} | {versions} | {by} | {_cell(a.reason)} |",
-                file=out,
-            )
+        _table(
+            out,
+            ("Tool", "Kind", "Path", "Breaking for", "Accepted by", "Reason"),
+            (
+                (
+                    _code(f"{plan.namespace}/{plan.tool}"),
+                    _code(a.kind),
+                    _code(a.path or "/"),
+                    ", ".join(f"v{n}" for n in a.versions),
+                    "namespace policy" if a.source == "policy" else "manifest",
+                    _cell(a.reason),
+                )
+                for plan, a in report.accepted
+            ),
+        )
     callers = [(plan, line) for plan in report.answer.tools for line in _callers_text(plan)]
     if callers:
         print(file=out)
