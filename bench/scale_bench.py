@@ -28,7 +28,6 @@ import copy
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,12 +45,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from service_bench import autocannon, free_port  # noqa: E402
+
 from tests.fixtures.seeds import DB_QUERY_V4  # noqa: E402
 
 TOKEN = "scale-bench-bootstrap-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CLIENTS = [sys.executable, str(ROOT / "bench" / "scale_clients.py")]
-TOOLS_DIR = ROOT / ".bench-tools"
 
 # A replica: the registry as `registry serve` builds it, plus a bare Litestar route that
 # answers the same bytes as a toolset (read from a file the bench writes).
@@ -80,13 +80,6 @@ settings = Settings.from_env()
 configure_logging(json=True)
 asyncio.run(serve_app(build_app(settings, extra_routes=[bare]), settings.host, settings.port))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def load_average() -> str:
@@ -318,17 +311,6 @@ def storm(url: str, path: str, count: int, headers: dict[str, str]) -> dict[str,
         args += ["--header", f"{key}:{value}"]
     done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300, check=True)
     return dict(json.loads(done.stdout))
-
-
-def autocannon() -> list[str]:
-    binary = TOOLS_DIR / "node_modules" / ".bin" / "autocannon"
-    if not binary.exists():
-        TOOLS_DIR.mkdir(exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--silent", "--prefix", str(TOOLS_DIR), "autocannon@7"],
-            check=True,
-        )
-    return ["node", str(binary)]
 
 
 def cannon(url: str, headers: dict[str, str], seconds: int, connections: int) -> tuple[float, int]:
