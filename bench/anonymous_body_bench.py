@@ -19,7 +19,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,14 +29,12 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.ports import free_port  # noqa: E402
+
 TOKEN = "bench-bootstrap-token"
 BODY = b"[" + b",".join([b'{"a": 1, "b": [1, 2, 3]}'] * 150_000) + b"]"  # ~3.8 MiB
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _burst(url: str, parallel: int, token: str | None) -> tuple[float, list[float]]:
@@ -70,7 +67,7 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=16)
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="anon-body-bench-"))
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "REGISTRY_BOOTSTRAP_TOKEN": TOKEN}
     registry = Path(sys.executable).parent / "registry"
     proc = subprocess.Popen(

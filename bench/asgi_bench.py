@@ -30,7 +30,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ from litestar import Litestar, Response, get
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.ports import free_port  # noqa: E402
 
 SERVERS = ("granian", "uvicorn")
 TOKEN = "bench-bootstrap-token"
@@ -193,12 +194,6 @@ def http_request(path: str, headers: dict[str, str]) -> bytes:
 
 
 # -- orchestration ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pin(cpu: int) -> None:

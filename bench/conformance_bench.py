@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,17 +39,14 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.ports import free_port  # noqa: E402
+
 SUITE = ROOT / "bench" / "conformance"
 SERVER = ROOT / "bench" / "conformance_server.py"
 TOKEN = "conformance-bench-token"
 NAMESPACE = "conformance"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def install() -> tuple[Path, Path]:

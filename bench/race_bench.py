@@ -33,7 +33,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from registry.canonical import digest as canonical_digest  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 TOKEN = "race-bench-token"
 NAMESPACE = "races"
@@ -344,13 +344,6 @@ def latency_figures(outcomes: Sequence[Outcome]) -> dict[str, float]:
 # -- replicas and the database ---------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _database(dsn: str, name: str) -> str:
     return urlunsplit(urlsplit(dsn)._replace(path="/" + name))
 
@@ -370,7 +363,7 @@ async def _fresh_database(admin_dsn: str, name: str) -> str:
 async def _start_replica(
     database_url: str, pool_max: int, log_dir: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     # The request log (one line per request) goes to a file: it is part of the cost
     # of serving, but would drown this script's output.
     log = log_dir / f"replica-{port}.log"

@@ -28,7 +28,6 @@ import copy
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ TOKEN = "bench-bootstrap-token"
 sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.seeds import DB_QUERY_V4  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 SERVER_SCRIPT = r"""
 import os, sys
@@ -79,13 +79,6 @@ configure_logging(json=True)
 runner = _RUNNERS[os.environ.get("BENCH_SERVER", "granian")](served, "127.0.0.1", settings.port)
 asyncio.run(runner.serve())
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def autocannon() -> list[str]:

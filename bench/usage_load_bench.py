@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,17 +43,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.seeds import DB_QUERY_V3  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 ADMIN = "bench-bootstrap-token"
 TOOLS = [f"tool.{i}" for i in range(5)]
 TARGET_PERCENT = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def tree_cpu(pid: int) -> float:

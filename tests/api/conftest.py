@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,16 +22,10 @@ import uvicorn
 
 from registry.api.app import asgi
 from registry.api.settings import Settings
+from tests.ports import free_port
 
 ADMIN_TOKEN = "test-bootstrap-token"
 TEST_NAMESPACES = ("billing", "search", "docs", "ledger", "cold", "files", "other", "payments")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -29,7 +29,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -47,6 +46,7 @@ from registry.canonical import digest as canonical_digest
 from registry.store import CHANNEL, Deprecation, NewConverter, PublishPlan, ToolState, repository
 from tests.api.conftest import ADMIN_TOKEN
 from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 NS, TOOL = "crash", "search"
@@ -300,13 +300,6 @@ uvicorn.run(asgi(settings), host="127.0.0.1", port=port, log_level="warning")
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 async def test_server_killed_during_a_publish_request_leaves_no_trace(
     crash_db: asyncpg.Connection, database_url: str
 ) -> None:
@@ -315,7 +308,7 @@ async def test_server_killed_during_a_publish_request_leaves_no_trace(
         f"CREATE TRIGGER crash_pause {TRIGGERS['version']} EXECUTE FUNCTION crash_pause()"
     )
     before = await _before(conn)
-    port = _free_port()
+    port = free_port()
     server = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",

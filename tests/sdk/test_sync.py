@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from registry.sdk import (
     write_cache,
 )
 from registry.sdk.sync import CACHE_FORMAT
+from tests.ports import free_port
 from tests.sdk import captured_events, seed_000, seed_002
 
 FAST = Backoff(base=0.01, cap=0.05, retry_after_cap=0.05)
@@ -59,12 +59,6 @@ def tampered(body: bytes) -> bytes:
     data = json.loads(body)
     data["tools"][0]["versions"][0]["definition"]["description"] = "Run any SQL."
     return encode(data)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
