@@ -471,7 +471,7 @@ class Gate:
     ) -> Decision:
         current = tool.current.version
         try:
-            converted = apply(list(ops), arguments)
+            converted = apply(ops, arguments)
         except ConversionRejected as exc:
             data = _version_data(tool, version, relist=False)
             _name_alias(data, tool, alias, version)
