@@ -75,16 +75,35 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         # values that matched two old branches were valid; the new oneOf refuses them
         _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
         return
-    unmatched_new = [j for j, _ in new_branches]
     by_position = dict(new_branches)
-    new_shapes = {j: shape(deref(b)) for j, b in new_branches}
+    # a branch left as it was (equal JSON, no `$ref`) pairs up before any shape is made
+    unmatched_new = [j for j, _ in new_branches]
     unmatched_old: list[tuple[int, Node]] = []
     for i, branch in old_branches:
+        same = next((j for j in unmatched_new if walk.same(branch.raw, by_position[j].raw)), None)
+        if same is None:
+            unmatched_old.append((i, branch))
+        else:
+            unmatched_new.remove(same)
+    if (
+        not new_exclusive
+        and len(unmatched_old) == 1
+        and len(unmatched_new) == 1
+        and deref(unmatched_old[0][1]).effective_types()
+        == deref(by_position[unmatched_new[0]]).effective_types()
+    ):
+        # one branch changed, keeping its types: each matching stage below
+        # would pair these two and compare them in depth
+        (i, branch), target = unmatched_old[0], by_position[unmatched_new[0]]
+        walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+        return
+    new_shapes = {j: shape(deref(by_position[j])) for j in unmatched_new}
+    for i, branch in list(unmatched_old):
         old_shape = shape(deref(branch))
         match = next((j for j in unmatched_new if new_shapes[j] == old_shape), None)
         if match is None:
-            unmatched_old.append((i, branch))
             continue
+        unmatched_old.remove((i, branch))
         unmatched_new.remove(match)
         target = by_position[match]
         walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
