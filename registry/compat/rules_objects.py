@@ -111,6 +111,8 @@ def properties_changed(
                 old.properties[name], new.properties[new_name], new_at, (*route, Step("prop", name))
             )
             continue
+        if walk.validity:
+            continue  # what follows reports values dropped, which a validity probe does not count
         gone = old.properties[name]
         if deref(gone).unsatisfiable():
             continue  # a property whose schema accepts nothing was never sent

@@ -11,6 +11,7 @@ positions, union branches); the witness builder follows it from the old root.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,9 +84,21 @@ class Walk:
     # Equal JSON is the same schema unless it holds one of these: a `$ref` (the
     # targets may differ), or, across two dialects, a keyword they read apart.
     unsafe: tuple[bytes, ...] = (b'"$ref"',)
+    # A probe's walk: `validity` counts only findings about which values are
+    # valid (rules may skip the others); `decide` stops at the first one counted.
+    validity: bool = False
+    decide: bool = False
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
+        if self.decide and self.counts(finding):
+            raise _Decided
+
+    def counts(self, finding: Finding) -> bool:
+        """Whether a probe of this walk's kind reports `finding`."""
+        return severity_of(finding.kind, self.side) is Severity.BREAKING and not (
+            self.validity and finding.kind in READ_DIFFERENTLY
+        )
 
     def compare(self, old: Node, new: Node, pointer: str, route: Route) -> None:
         old_node, new_node = deref(old), deref(new)
@@ -171,24 +184,38 @@ class Walk:
         return code
 
     def probe(
-        self, old: Node, new: Node, route: Route = (), *, validity: bool = False
+        self,
+        old: Node,
+        new: Node,
+        route: Route = (),
+        *,
+        validity: bool = False,
+        decide: bool = False,
     ) -> list[Finding]:
         """The breaking findings of a separate walk over (old, new) on this side,
         at `route`. With `validity`, only those about which values are valid
-        (a value dropped or read with another default is not counted)."""
-        probe = Walk(side=self.side, rules=self.rules, codes=self.codes, unsafe=self.unsafe)
-        probe.compare(old, new, new.pointer, route)
-        return [
-            f
-            for f in probe.findings
-            if severity_of(f.kind, self.side) is Severity.BREAKING
-            and not (validity and f.kind in READ_DIFFERENTLY)
-        ]
+        (a value dropped or read with another default is not counted); with
+        `decide`, the first of them only."""
+        probe = Walk(
+            side=self.side,
+            rules=self.rules,
+            codes=self.codes,
+            unsafe=self.unsafe,
+            validity=validity,
+            decide=decide,
+        )
+        with contextlib.suppress(_Decided):
+            probe.compare(old, new, new.pointer, route)
+        return [f for f in probe.findings if probe.counts(f)]
 
     def fits(self, old: Node, new: Node, *, validity: bool = False) -> bool:
         """Whether every value valid under `old` is read the same under `new`
         (or, with `validity`, is valid under `new`)."""
-        return not self.probe(old, new, validity=validity)
+        return not self.probe(old, new, validity=validity, decide=True)
+
+
+class _Decided(Exception):
+    """A deciding probe found what it counts: the rest of its walk is moot."""
 
 
 def arguments_pointer(route: Route) -> str | None:
