@@ -41,8 +41,21 @@ def _renames(old: Node, new: Node) -> dict[str, str]:
     added = [n for n in new_names if n not in old_names]
     if not removed or not added:
         return {}
-    old_shapes = {name: shape(deref(old.properties[name])) for name in removed}
-    new_shapes = {name: shape(deref(new.properties[name])) for name in added}
+    # equal shapes need equal `type`s: only names whose types meet the other side's get a shape
+    old_nodes = {name: deref(old.properties[name]) for name in removed}
+    new_nodes = {name: deref(new.properties[name]) for name in added}
+    old_types = {_declared_types(node) for node in old_nodes.values()}
+    new_types = {_declared_types(node) for node in new_nodes.values()}
+    old_shapes = {
+        name: shape(node)
+        for name, node in old_nodes.items()
+        if _declared_types(node) in new_types
+    }
+    new_shapes = {
+        name: shape(node)
+        for name, node in new_nodes.items()
+        if _declared_types(node) in old_types
+    }
     pairs: dict[str, str] = {}
     for name, old_shape in old_shapes.items():
         candidates = [a for a, s in new_shapes.items() if s == old_shape]
@@ -52,6 +65,13 @@ def _renames(old: Node, new: Node) -> dict[str, str]:
         if rivals == [name]:
             pairs[name] = candidates[0]
     return pairs
+
+
+def _declared_types(node: Node) -> Any:
+    """What `shape` records of a node's `type` (equal shapes, equal results)."""
+    if isinstance(node.raw, bool):
+        return node.raw
+    return None if node.types is None else frozenset(node.types)
 
 
 def object_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:

@@ -43,8 +43,25 @@ _MAX_DEPTH = 24
 
 def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
     """The smallest value valid under `node` the generator can find (best
-    effort), of JSON type `of_type` when given."""
+    effort), of JSON type `of_type` when given. Worked out once per node, depth
+    and type (each witness of a classification starts from the same root); an
+    object or array comes back as a fresh copy of its top level, which callers
+    may change, sharing the values below it."""
     node = deref(node)
+    key = ("instance", depth, of_type)
+    found = node.memo.get(key, _NOT_YET)
+    if found is _NOT_YET:
+        found = node.memo[key] = _instance_of(node, depth, of_type)
+    kind = type(found)
+    if kind is dict or kind is list:
+        return found.copy()
+    return found
+
+
+_NOT_YET: Any = object()
+
+
+def _instance_of(node: Node, depth: int, of_type: str | None) -> Any:
     if depth > _MAX_DEPTH or node.unsatisfiable():
         return None
     if node.has_const:
