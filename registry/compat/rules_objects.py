@@ -47,14 +47,10 @@ def _renames(old: Node, new: Node) -> dict[str, str]:
     old_types = {_declared_types(node) for node in old_nodes.values()}
     new_types = {_declared_types(node) for node in new_nodes.values()}
     old_shapes = {
-        name: shape(node)
-        for name, node in old_nodes.items()
-        if _declared_types(node) in new_types
+        name: shape(node) for name, node in old_nodes.items() if _declared_types(node) in new_types
     }
     new_shapes = {
-        name: shape(node)
-        for name, node in new_nodes.items()
-        if _declared_types(node) in old_types
+        name: shape(node) for name, node in new_nodes.items() if _declared_types(node) in old_types
     }
     pairs: dict[str, str] = {}
     for name, old_shape in old_shapes.items():

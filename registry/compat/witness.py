@@ -48,7 +48,7 @@ def instance_of(node: Node, depth: int = 0, of_type: str | None = None) -> Any:
     object or array comes back as a fresh copy of its top level, which callers
     may change, sharing the values below it."""
     node = deref(node)
-    key = ("instance", depth, of_type)
+    key = f"instance {depth} {of_type}"
     found = node.memo.get(key, _NOT_YET)
     if found is _NOT_YET:
         found = node.memo[key] = _instance_of(node, depth, of_type)
