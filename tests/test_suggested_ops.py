@@ -139,3 +139,23 @@ def test_verification_errors_name_the_operation(ops: list[dict[str, Any]], messa
     with pytest.raises(ConverterError) as caught:
         verify(parse_ops(ops), DB_QUERY_V3, DB_QUERY_V4)
     assert str(caught.value) == message
+
+
+def test_no_fill_is_suggested_with_a_value_the_new_schema_refuses() -> None:
+    """A default is never checked against its schema: `default: 0` under
+    `maximum: -1` cannot be filled into a call the new version accepts, so the
+    change carries no suggested op (found by the random suggestions above)."""
+    new_schema = {"type": "integer", "maximum": -1}
+    old = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": new_schema}}}
+    refused = {
+        "name": "t",
+        "inputSchema": {"type": "object", "properties": {"a": {**new_schema, "default": 0}}},
+    }
+    accepted = {
+        "name": "t",
+        "inputSchema": {"type": "object", "properties": {"a": {**new_schema, "default": -5}}},
+    }
+    (change,) = classify(old, refused).breaking
+    assert change.kind.value == "default-added" and change.suggested_op is None
+    (change,) = classify(old, accepted).breaking
+    assert change.suggested_op == {"op": "fill", "path": "/a", "value": -5}

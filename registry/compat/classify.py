@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from registry.compat import (
@@ -15,7 +15,6 @@ from registry.compat import (
     rules_objects,
     rules_values,
 )
-from registry.compat.cosmetic import annotation_changes
 from registry.compat.jsonvalues import encode, json_same
 from registry.compat.kinds import (
     MESSAGES,
@@ -30,6 +29,7 @@ from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
 from registry.compat.schema import INERT, Limits, Node
 from registry.compat.search import WitnessSearch
+from registry.compat.surface import surface_changes
 from registry.compat.walk import Finding, Walk
 
 __all__ = ["LIMITS", "classify", "classify_schemas"]
@@ -60,11 +60,17 @@ def classify(
     old_def = old if type(old) is dict else _definition(old, "old")
     new_def = new if type(new) is dict else _definition(new, "new")
     # the top-level fields that differ, each settled by Python's equality first
-    differ = {
-        key
-        for key in old_def.keys() | new_def.keys()
-        if not json_same(old_def.get(key, _ABSENT), new_def.get(key, _ABSENT))
-    }
+    # (a loop: equal strings, most fields, need no call)
+    keys: Iterable[str] = old_def.keys()
+    if keys != new_def.keys():
+        keys = old_def.keys() | new_def.keys()
+    differ = set()
+    for key in keys:
+        before, after = old_def.get(key, _ABSENT), new_def.get(key, _ABSENT)
+        if before is after or (type(before) is str and before == after):
+            continue
+        if not json_same(before, after):
+            differ.add(key)
     if not differ:
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     changes = []
@@ -119,9 +125,14 @@ def _compare_output(
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
     """The changes between two schemas the caller has found to differ as JSON."""
-    cosmetic = annotation_changes(old, new, pointer)
-    if cosmetic is not None:  # the same schema but for annotations: those alone
-        return [_change(side, f) for f in cosmetic or [_rewritten(pointer)]]
+    surface = surface_changes(old, new, pointer)
+    if surface is not None:  # annotations and plain additions alone: no walk needed
+        return [_change(side, f) for f in surface or [_rewritten(pointer)]]
+    return _walked(old, new, pointer, side, limits)
+
+
+def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
+    """The changes the walk finds (what `surface_changes` settles must equal it)."""
     old_code, new_code = encode(old), encode(new)
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)

@@ -4,10 +4,10 @@ analyse (fail closed: `unanalyzable`, breaking).
 
 from __future__ import annotations
 
-from registry.compat.cosmetic import KINDS
 from registry.compat.dialects import dialect_of
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
+from registry.compat.surface import KINDS
 from registry.compat.walk import Finding, Leaf, Route, Walk
 
 __all__ = ["RULES"]

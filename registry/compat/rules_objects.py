@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonschema.validators import Draft202012Validator, validator_for
+
+from registry.compat.jsonvalues import encode
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.shape import json_key, shape
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, arguments_pointer, deref
-from registry.patterns import PatternError, search
+from registry.patterns import PatternError, linear_validator, search
 
 __all__ = ["RULES"]
 
@@ -259,8 +262,28 @@ def _default_changed(
         kind, fill = Kind.DEFAULT_CHANGED, old_value
     target = arguments_pointer((*route, Step("prop", new_name)))
     op = {"op": "fill", "path": target, "value": fill} if target else None
+    if op is not None and not _sendable(new_node, fill):
+        op = None  # no call carrying it would be valid: nothing to convert to
     leaf = Leaf("absent", name=old_name or new_name)
     walk.emit(Finding(kind, f"{at}/default", new_name, old_value, new_value, route, leaf, op))
+
+
+def _sendable(node: Node, value: Any) -> bool:
+    """Whether `value`, filled in by a converter, meets the property's schema
+    in the new version: a default need not (JSON Schema never checks one).
+    Checked by python-jsonschema; a schema with a `$ref` (which needs the whole
+    document) is taken to accept it, as the converter's verification will tell."""
+    raw = node.raw
+    if not isinstance(raw, dict):
+        return raw is not False
+    code = encode(raw)
+    if code is None or b'"$ref"' in code:
+        return True
+    cls = validator_for({"$schema": node.dialect.uri}, default=Draft202012Validator)
+    try:
+        return bool(linear_validator(cls)(raw).is_valid(value))
+    except Exception:  # a schema python-jsonschema cannot run: let verification decide
+        return True
 
 
 def required_changed(

@@ -1,0 +1,183 @@
+"""`surface_changes` (annotations and plain property additions settled without
+a walk) reports exactly what the walk reports, wherever it answers: on every
+corpus pair, on the soundness suites' random pairs, and on random additions
+and annotation edits made for it, some of which it must leave to the walk
+(a required or defaulted addition, a `$ref`, an object with `patternProperties`).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from registry.compat import LIMITS, Side
+from registry.compat.classify import _change, _rewritten, _walked
+from registry.compat.surface import surface_changes
+from tests.corpus import load_pairs
+from tests.test_soundness import mutated, object_schemas
+
+POINTER = "/inputSchema"
+
+
+def _as_walked(old: Any, new: Any) -> list[tuple[Any, ...]]:
+    return _key(_walked(old, new, POINTER, Side.INPUT, LIMITS))
+
+
+def _key(changes: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted(
+        (c.kind.value, c.path, c.severity.value, c.message, repr(c.old), repr(c.new))
+        for c in changes
+    )
+
+
+def _as_surfaced(old: Any, new: Any) -> list[tuple[Any, ...]] | None:
+    found = surface_changes(old, new, POINTER)
+    if found is None:
+        return None
+    # as `classify` reads it: no finding at all is a rewrite with the same meaning
+    return _key([_change(Side.INPUT, finding) for finding in found or [_rewritten(POINTER)]])
+
+
+def test_corpus_pairs_surface_as_the_walk_reports() -> None:
+    settled = 0
+    for pair in load_pairs():
+        if pair.new is None:
+            continue
+        old, new = pair.old.get("inputSchema"), pair.new.get("inputSchema")
+        if not isinstance(old, dict) or not isinstance(new, dict) or old == new:
+            continue
+        surfaced = _as_surfaced(old, new)
+        if surfaced is not None and surfaced:
+            assert surfaced == _as_walked(old, new), pair.id
+            settled += 1
+    assert settled >= 50  # the shortcut does answer for real changes
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_random_mutations_surface_as_the_walk_reports(data: st.DataObject) -> None:
+    old = data.draw(object_schemas())
+    new = data.draw(mutated(old))
+    surfaced = _as_surfaced(old, new)
+    if surfaced:
+        assert surfaced == _as_walked(old, new)
+
+
+ADDED = st.one_of(
+    st.just({"type": "string"}),
+    st.just({"type": "integer", "description": "n"}),
+    st.just({"type": "object", "properties": {"z": {"type": "string"}}}),
+    st.just({"type": "array", "items": {"type": "integer"}}),
+    st.just(True),
+    st.just(False),
+    st.just({"type": "integer", "default": 3}),  # default-added: the walk's
+    st.just({"$ref": "#/$defs/d"}),  # may carry a default: the walk's
+    st.just({"allOf": [{"type": "string", "default": "x"}]}),
+    st.just({"anyOf": [{"type": "string", "default": "x"}]}),
+)
+
+
+@st.composite
+def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
+    """Properties added to some objects of `schema` (required now and then),
+    descriptions edited, now and then a keyword the surface leaves alone."""
+    new = copy.deepcopy(schema)
+    objects = _objects(new)
+    for target in draw(st.lists(st.sampled_from(objects), min_size=1, max_size=3)):
+        edit = draw(st.sampled_from(["add", "add", "describe", "require", "pattern"]))
+        name = draw(st.sampled_from(["n1", "n2", "a", "b"]))
+        if edit == "add" and name not in target["properties"]:
+            target["properties"][name] = draw(ADDED)
+        elif edit == "describe":
+            key = draw(st.sampled_from(sorted(target["properties"])))
+            sub = target["properties"][key]
+            if isinstance(sub, dict):
+                sub["description"] = draw(st.sampled_from(["one", "two"]))
+        elif edit == "require" and name not in target["properties"]:
+            target["properties"][name] = {"type": "string"}
+            target.setdefault("required", []).append(name)
+        elif edit == "pattern":
+            target["patternProperties"] = {"^x": {"type": "string"}}
+    if draw(st.booleans()):
+        new["$defs"] = {"d": {"type": "string", "default": "x"}}
+        schema = {**schema, "$defs": new["$defs"]}
+    return new
+
+
+def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [schema]
+    for sub in schema.get("properties", {}).values():
+        if isinstance(sub, dict) and sub.get("type") == "object":
+            found += _objects(sub)
+        items = sub.get("items") if isinstance(sub, dict) else None
+        if isinstance(items, dict) and items.get("type") == "object":
+            found += _objects(items)
+    return found
+
+
+ITEMS_OF_OBJECTS = st.builds(
+    lambda inner: {
+        "type": "object",
+        "properties": {"list": {"type": "array", "items": inner}, "q": {"type": "string"}},
+    },
+    object_schemas(),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_additions_and_edits_surface_as_the_walk_reports(data: st.DataObject) -> None:
+    old = data.draw(st.one_of(object_schemas(), ITEMS_OF_OBJECTS))
+    if data.draw(st.booleans()):
+        old = {**old, "$defs": {"d": {"type": "string", "default": "x"}}}
+    new = data.draw(surface_edits(old))
+    if "$defs" in new and "$defs" not in old:
+        old = {**old, "$defs": new["$defs"]}
+    surfaced = _as_surfaced(old, new)
+    if surfaced is not None:
+        assert surfaced == _as_walked(old, new)
+
+
+@pytest.mark.parametrize(
+    ("added", "settled"),
+    [
+        ({"type": "string"}, True),
+        (True, True),
+        ({"type": "string", "default": "x"}, False),
+        ({"$ref": "#/$defs/d"}, False),
+    ],
+)
+def test_an_optional_addition_is_settled_and_a_defaulted_one_walked(
+    added: Any, settled: bool
+) -> None:
+    old: dict[str, Any] = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "required": ["q"],
+    }
+    if isinstance(added, dict) and "$ref" in added:
+        old["$defs"] = {"d": {"type": "string"}}
+    new = copy.deepcopy(old)
+    new["properties"]["limit"] = added
+    surfaced = _as_surfaced(old, new)
+    assert (surfaced is not None) is settled
+    walked = _as_walked(old, new)
+    if settled:
+        assert surfaced == walked
+        assert [kind for kind, *_ in walked] == ["property-added"]
+
+
+def test_an_addition_beside_pattern_properties_or_required_is_walked() -> None:
+    old = {"type": "object", "properties": {"q": {"type": "string"}}}
+    with_pattern = {**old, "patternProperties": {"^l": {"type": "integer"}}}
+    added = {"type": "object", "properties": {"q": {"type": "string"}, "limit": {"type": "string"}}}
+    assert (
+        _as_surfaced(with_pattern, {**added, "patternProperties": {"^l": {"type": "integer"}}})
+        is None
+    )
+    assert _as_surfaced(old, {**added, "required": ["limit"]}) is None
+    assert _as_surfaced(old, added) == _as_walked(old, added)
