@@ -46,7 +46,7 @@ async def _answer_while_dribbling(url: str, head: bytes, pieces: list[bytes]) ->
         await writer.drain()
         sending = asyncio.ensure_future(_dribble(writer, pieces))
         try:
-            answer = await asyncio.wait_for(reader.read(65536), timeout=60)
+            answer = await asyncio.wait_for(_response(reader), timeout=60)
         except ConnectionResetError:
             answer = b""
         assert not sending.done(), "the server waited for the whole slow request"
@@ -54,6 +54,24 @@ async def _answer_while_dribbling(url: str, head: bytes, pieces: list[bytes]) ->
         return answer
     finally:
         writer.transport.abort()
+
+
+async def _response(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP response, head and body (they may arrive in separate reads),
+    or what came before the server closed."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as closed:
+        return closed.partial
+    length = 0
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    try:
+        return head + await reader.readexactly(length)
+    except asyncio.IncompleteReadError as closed:
+        return head + closed.partial
 
 
 def _spawn(start: Any, database_url: str, server: str) -> Any:
