@@ -1,8 +1,9 @@
-"""`surface_changes` (annotations and plain property additions settled without
-a walk) reports exactly what the walk reports, wherever it answers: on every
-corpus pair, on the soundness suites' random pairs, and on random additions
-and annotation edits made for it, some of which it must leave to the walk
-(a required or defaulted addition, a `$ref`, an object with `patternProperties`).
+"""`surface_changes` (annotations, plain property additions, widened enums
+and names no longer required, settled without a walk) reports exactly what
+the walk reports, wherever it answers: on every corpus pair, on the soundness
+suites' random pairs, and on random edits made for it, some of which it must
+leave to the walk (a required or defaulted addition, a `$ref`, an object with
+`patternProperties`, an enum added or gaining a value of a new type).
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
     new = copy.deepcopy(schema)
     objects = _objects(new)
     for target in draw(st.lists(st.sampled_from(objects), min_size=1, max_size=3)):
-        edit = draw(st.sampled_from(["add", "add", "describe", "require", "pattern"]))
+        edit = draw(
+            st.sampled_from(["add", "add", "describe", "require", "pattern", "widen", "unrequire"])
+        )
         name = draw(st.sampled_from(["n1", "n2", "a", "b"]))
         if edit == "add" and name not in target["properties"]:
             target["properties"][name] = draw(ADDED)
@@ -102,6 +105,15 @@ def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
             target.setdefault("required", []).append(name)
         elif edit == "pattern":
             target["patternProperties"] = {"^x": {"type": "string"}}
+        elif edit == "widen":
+            leaves = [p for p in target["properties"].values() if isinstance(p, dict)]
+            leaf = draw(st.sampled_from(leaves)) if leaves else {}
+            if "enum" in leaf:
+                leaf["enum"] = [*leaf["enum"], draw(st.sampled_from(["z", "r", 5, None, 1.0]))]
+            elif leaf.get("type") == "string":
+                leaf["enum"] = ["r", "w"]  # an enum added narrows: the walk's
+        elif edit == "unrequire" and target.get("required"):
+            target["required"] = target["required"][: draw(st.integers(0, 1))]
     if draw(st.booleans()):
         new["$defs"] = {"d": {"type": "string", "default": "x"}}
         schema = {**schema, "$defs": new["$defs"]}
@@ -181,3 +193,51 @@ def test_an_addition_beside_pattern_properties_or_required_is_walked() -> None:
     )
     assert _as_surfaced(old, {**added, "required": ["limit"]}) is None
     assert _as_surfaced(old, added) == _as_walked(old, added)
+
+
+ENUM_VALUES = st.sampled_from(["a", "b", "z", 0, 1, 2, 1.0, 1.5, None, True, False])
+SCALAR_TYPES = st.sampled_from(
+    ["string", "integer", "number", "boolean", "null", ["string", "null"], ["integer", "string"]]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    SCALAR_TYPES,
+    st.lists(ENUM_VALUES, min_size=1, max_size=4),
+    st.lists(ENUM_VALUES, max_size=3),
+    st.booleans(),
+    st.booleans(),
+)
+def test_grown_enums_surface_as_the_walk_reports(
+    types: Any, values: list[Any], more: list[Any], in_items: bool, with_default: bool
+) -> None:
+    """Values added to an enum: widened when they keep its value types (a
+    repeated value, a new type or one `type` refuses are the walk's)."""
+    leaf: dict[str, Any] = {"type": types, "enum": values}
+    if with_default:
+        leaf["default"] = values[0]
+
+    def tool(schema: dict[str, Any]) -> dict[str, Any]:
+        held = {"type": "array", "items": schema} if in_items else schema
+        return {"type": "object", "properties": {"x": held, "q": {"type": "string"}}}
+
+    old, new = tool(leaf), tool({**leaf, "enum": values + more})
+    surfaced = _as_surfaced(old, new)
+    if old != new and surfaced is not None:
+        assert surfaced == _as_walked(old, new)
+
+
+def test_a_widened_enum_and_a_name_no_longer_required_are_settled() -> None:
+    old = {
+        "type": "object",
+        "properties": {"mode": {"type": "string", "enum": ["r"]}, "q": {"type": "string"}},
+        "required": ["q", "mode"],
+    }
+    new = copy.deepcopy(old)
+    new["properties"]["mode"]["enum"] = ["r", "w"]
+    new["required"] = ["q"]
+    surfaced = _as_surfaced(old, new)
+    assert surfaced is not None
+    assert surfaced == _as_walked(old, new)
+    assert [kind for kind, *_ in surfaced] == ["enum-widened", "required-removed"]

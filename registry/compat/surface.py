@@ -1,7 +1,8 @@
 """Changes on the surface of a schema, settled without a walk.
 
-Most real changes to a tool's schema rewrite a description or add an optional
-property. `surface_changes` finds those two when they are all there is:
+Most real changes to a tool's schema rewrite a description, add an optional
+property or allow one more value. `surface_changes` finds these when they are
+all there is:
 
 - annotations (`description`, `title`, `examples`, `$comment`, ...) at schema
   positions: the values accepted and how they are read stay the same;
@@ -11,7 +12,11 @@ property. `surface_changes` finds those two when they are all there is:
   bounds and annotations, each added property neither required nor given a
   default (nor a `$ref` or combinator that could carry one). Such an object
   is what the walk reports as `property-added` alone (docs/contract.md: an
-  optional property added to an object is additive).
+  optional property added to an object is additive); on such an object, names
+  no longer `required` (`required-removed`);
+- values added to the `enum` of a plain scalar schema (`type`, `enum`,
+  `default` and annotations only) that keep the JSON types its values can
+  have (`enum-widened`; a new type is the type rule's business too).
 
 It walks both documents side by side, descending only where the JSON differs,
 and gives up at the first difference of any other kind; the walk then decides.
@@ -25,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import json_equal, json_same
+from registry.compat.jsonvalues import json_equal, json_key, json_same, json_type
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -79,6 +84,9 @@ _OBJECT_KEYS = ANNOTATIONS | {
     "$schema",
 }
 _ARRAY_KEYS = ANNOTATIONS | {"type", "items", "minItems", "maxItems", "uniqueItems", "default"}
+# What a plain scalar schema whose `enum` grows may declare.
+_SCALAR_KEYS = ANNOTATIONS | {"type", "enum", "default"}
+_SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
 # What an added property may not carry: a default, or what could bring one in.
 _NOT_ADDED = frozenset(
     {"default", "$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf"}
@@ -90,8 +98,9 @@ class _Other(Exception):
 
 
 def surface_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None:
-    """The annotation changes and plain property additions between two
-    schemas, or None when they differ in anything else. Only the parts that
+    """The annotation changes, plain property additions, names no longer
+    required and widened enums between two schemas, or None when they differ
+    in anything else. Only the parts that
     differ are visited; an equal part is confirmed by its JSON encoding, which
     tells `1` from `true` where Python's equality does not.
 
@@ -150,7 +159,16 @@ def _schema(
                 news.append(after)
             continue
         at = f"{pointer}/{_escape(key)}"
-        if key == "properties":
+        if plain and key == "enum" and _widened(old, new):
+            gained = _gained(before, after)
+            findings.append(Finding(Kind.ENUM_WIDENED, at, "enum", list(before), gained))
+        elif plain and key == "required" and _plain_object(old) and _plain_object(new):
+            was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
+            if not set(was) > set(now) or not all(type(name) is str for name in was):
+                raise _Other  # a name required now is the walk's (it breaks)
+            for name in sorted(set(was) - set(now)):
+                findings.append(Finding(Kind.REQUIRED_REMOVED, at, name, name, None))
+        elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
             required = old.get("required", _NO_NAMES)
             _map(before, after, at, findings, olds, news, depth, adds, required)
@@ -214,6 +232,36 @@ def _plain_object(schema: dict[str, Any]) -> bool:
         and type(schema.get("additionalProperties", True)) is bool
         and type(schema.get("required", _NO_NAMES)) is list
     )
+
+
+def _widened(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether `new` only adds values to the `enum` of a plain scalar schema,
+    keeping the JSON types its values can have (else the type rule speaks too)."""
+    if not (old.keys() <= _SCALAR_KEYS and new.keys() <= _SCALAR_KEYS):
+        return False
+    before, after, types = old.get("enum"), new.get("enum"), old.get("type")
+    if type(before) is not list or type(after) is not list:
+        return False
+    if type(types) is str:
+        types = [types]
+    if type(types) is not list or not types or not set(types) <= _SCALARS:
+        return False
+    kept = {json_key(value) for value in after}
+    if not all(json_key(value) in kept for value in before) or not _gained(before, after):
+        return False  # a value dropped, or none gained (a reordered enum is the walk's)
+    values_types = _value_types(before, types)
+    return bool(values_types) and values_types == _value_types(after, types)
+
+
+def _value_types(values: list[Any], types: list[str]) -> set[str]:
+    """The JSON types valid values can have: those of the values `type` admits."""
+    found = {json_type(value) for value in values}
+    return {t for t in found if t in types or (t == "integer" and "number" in types)}
+
+
+def _gained(before: list[Any], after: list[Any]) -> list[Any]:
+    known = {json_key(value) for value in before}
+    return [value for value in after if json_key(value) not in known]
 
 
 def _plain_array(schema: dict[str, Any]) -> bool:
