@@ -71,11 +71,18 @@ def object_schemas(draw: Any, depth: int = 0) -> dict[str, Any]:
     return schema
 
 
-def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
+def objects_in(schema: dict[str, Any], *, through_items: bool = False) -> list[dict[str, Any]]:
+    """`schema` and the object schemas among its properties, nested; with
+    `through_items`, those that are the `items` of an array property too."""
     found = [schema]
     for sub in schema.get("properties", {}).values():
-        if isinstance(sub, dict) and sub.get("type") == "object":
-            found += _objects(sub)
+        if not isinstance(sub, dict):
+            continue
+        if sub.get("type") == "object":
+            found += objects_in(sub, through_items=through_items)
+        items = sub.get("items") if through_items else None
+        if isinstance(items, dict) and items.get("type") == "object":
+            found += objects_in(items, through_items=through_items)
     return found
 
 
@@ -83,7 +90,7 @@ def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
 def mutated(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
     new = copy.deepcopy(schema)
     for _ in range(draw(st.integers(1, 3))):
-        target = draw(st.sampled_from(_objects(new)))
+        target = draw(st.sampled_from(objects_in(new)))
         props = target.setdefault("properties", {})
         action = draw(
             st.sampled_from(

@@ -19,7 +19,7 @@ from registry.compat import LIMITS, Side
 from registry.compat.classify import _change, _rewritten, _walked
 from registry.compat.surface import surface_changes
 from tests.corpus import load_pairs
-from tests.test_soundness import mutated, object_schemas
+from tests.test_soundness import mutated, object_schemas, objects_in
 
 POINTER = "/inputSchema"
 
@@ -87,7 +87,7 @@ def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
     """Properties added to some objects of `schema` (required now and then),
     descriptions edited, now and then a keyword the surface leaves alone."""
     new = copy.deepcopy(schema)
-    objects = _objects(new)
+    objects = objects_in(new, through_items=True)
     for target in draw(st.lists(st.sampled_from(objects), min_size=1, max_size=3)):
         edit = draw(
             st.sampled_from(["add", "add", "describe", "require", "pattern", "widen", "unrequire"])
@@ -116,19 +116,7 @@ def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
             target["required"] = target["required"][: draw(st.integers(0, 1))]
     if draw(st.booleans()):
         new["$defs"] = {"d": {"type": "string", "default": "x"}}
-        schema = {**schema, "$defs": new["$defs"]}
     return new
-
-
-def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    found = [schema]
-    for sub in schema.get("properties", {}).values():
-        if isinstance(sub, dict) and sub.get("type") == "object":
-            found += _objects(sub)
-        items = sub.get("items") if isinstance(sub, dict) else None
-        if isinstance(items, dict) and items.get("type") == "object":
-            found += _objects(items)
-    return found
 
 
 ITEMS_OF_OBJECTS = st.builds(

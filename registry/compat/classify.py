@@ -126,7 +126,7 @@ def _compare_output(
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
     """The changes between two schemas the caller has found to differ as JSON."""
     surface = surface_changes(old, new, pointer)
-    if surface is not None:  # annotations and plain additions alone: no walk needed
+    if surface is not None:  # surface changes alone (surface.py): no walk needed
         return [_change(side, f) for f in surface or [_rewritten(pointer)]]
     return _walked(old, new, pointer, side, limits)
 

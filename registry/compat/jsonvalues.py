@@ -6,11 +6,21 @@ every comparison of values in the engine goes through these.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import msgspec
 
-__all__ = ["encode", "is_number", "json_equal", "json_key", "json_same", "json_type"]
+__all__ = [
+    "encode",
+    "is_number",
+    "json_equal",
+    "json_key",
+    "json_missing",
+    "json_same",
+    "json_type",
+    "json_types",
+]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 # MessagePack, keys in insertion order: cheaper than sorted JSON, and two values
@@ -101,6 +111,22 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+def json_types(values: Iterable[Any], admitted: Collection[str] | None = None) -> frozenset[str]:
+    """The JSON types of `values`, those `admitted` allows when given (an
+    integer is a number): what a schema's `enum` or `const` lets a valid value be."""
+    found = frozenset(json_type(value) for value in values)
+    if admitted is None:
+        return found
+    return frozenset(t for t in found if t in admitted or (t == "integer" and "number" in admitted))
+
+
+def json_missing(values: Iterable[Any], among: Iterable[Any]) -> list[Any]:
+    """The values of `values`, in order, JSON-unequal to every one of `among`
+    (what an enum lost, or gained)."""
+    known = {json_key(value) for value in among}
+    return [value for value in values if json_key(value) not in known]
 
 
 def is_number(value: Any) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from registry.compat.jsonvalues import json_missing
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.shape import json_key
@@ -92,10 +93,8 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     if new_values is None:
         walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), None))
         return
-    new_keys = {json_key(v) for v in new_values}
-    old_keys = {json_key(v) for v in old_values}
-    lost = [v for v in old_values if json_key(v) not in new_keys]
-    gained = [v for v in new_values if json_key(v) not in old_keys]
+    lost = json_missing(old_values, new_values)
+    gained = json_missing(new_values, old_values)
     if lost:
         if old.has_const and new.has_const:
             walk.emit(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from registry.compat.dialects import ANNOTATIONS, DEFAULT, UNANALYZABLE, Dialect
-from registry.compat.jsonvalues import encode, is_number, json_key, json_type
+from registry.compat.jsonvalues import encode, is_number, json_key, json_type, json_types
 
 if TYPE_CHECKING:
     from registry.compat.fold import Folded
@@ -331,14 +331,7 @@ class Node:
             return frozenset()
         values = self.allowed_values()
         if values is not None:
-            found = frozenset(json_type(v) for v in values)
-            if self.types is not None:
-                found = frozenset(
-                    t
-                    for t in found
-                    if t in self.types or (t == "integer" and "number" in self.types)
-                )
-            return found
+            return json_types(values, self.types)
         if self.types is not None:
             return self.types
         target = self.ref if self.ref is not None and self.ref_only else None

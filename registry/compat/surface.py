@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import json_equal, json_key, json_same, json_type
+from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
 from registry.compat.kinds import Kind
 from registry.compat.walk import Finding
 
@@ -100,9 +100,9 @@ class _Other(Exception):
 def surface_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None:
     """The annotation changes, plain property additions, names no longer
     required and widened enums between two schemas, or None when they differ
-    in anything else. Only the parts that
-    differ are visited; an equal part is confirmed by its JSON encoding, which
-    tells `1` from `true` where Python's equality does not.
+    in anything else. Only the parts that differ are visited; an equal part is
+    confirmed by its JSON encoding, which tells `1` from `true` where Python's
+    equality does not.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
     the same with `"limit": {"type": "integer"}` added and `q` described is
@@ -159,8 +159,8 @@ def _schema(
                 news.append(after)
             continue
         at = f"{pointer}/{_escape(key)}"
-        if plain and key == "enum" and _widened(old, new):
-            gained = _gained(before, after)
+        gained = _widening(old, new) if plain and key == "enum" else None
+        if gained:
             findings.append(Finding(Kind.ENUM_WIDENED, at, "enum", list(before), gained))
         elif plain and key == "required" and _plain_object(old) and _plain_object(new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
@@ -234,34 +234,25 @@ def _plain_object(schema: dict[str, Any]) -> bool:
     )
 
 
-def _widened(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether `new` only adds values to the `enum` of a plain scalar schema,
-    keeping the JSON types its values can have (else the type rule speaks too)."""
+def _widening(old: dict[str, Any], new: dict[str, Any]) -> list[Any] | None:
+    """The values `new` adds to the `enum` of a plain scalar schema, when that
+    is all it does and the JSON types its values can have stay (else the type
+    rule speaks too); None otherwise (a reordered enum gains none: the walk's)."""
     if not (old.keys() <= _SCALAR_KEYS and new.keys() <= _SCALAR_KEYS):
-        return False
+        return None
     before, after, types = old.get("enum"), new.get("enum"), old.get("type")
     if type(before) is not list or type(after) is not list:
-        return False
+        return None
     if type(types) is str:
         types = [types]
     if type(types) is not list or not types or not set(types) <= _SCALARS:
-        return False
-    kept = {json_key(value) for value in after}
-    if not all(json_key(value) in kept for value in before) or not _gained(before, after):
-        return False  # a value dropped, or none gained (a reordered enum is the walk's)
-    values_types = _value_types(before, types)
-    return bool(values_types) and values_types == _value_types(after, types)
-
-
-def _value_types(values: list[Any], types: list[str]) -> set[str]:
-    """The JSON types valid values can have: those of the values `type` admits."""
-    found = {json_type(value) for value in values}
-    return {t for t in found if t in types or (t == "integer" and "number" in types)}
-
-
-def _gained(before: list[Any], after: list[Any]) -> list[Any]:
-    known = {json_key(value) for value in before}
-    return [value for value in after if json_key(value) not in known]
+        return None
+    if json_missing(before, after):
+        return None  # a value dropped
+    kinds = json_types(before, types)
+    if not kinds or kinds != json_types(after, types):
+        return None
+    return json_missing(after, before)
 
 
 def _plain_array(schema: dict[str, Any]) -> bool:
