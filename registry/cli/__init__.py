@@ -5,9 +5,11 @@ that adds its arguments to its subparser, and a function that runs it and
 returns the exit code. The verbs live by group, each module listing its own:
 
     engine.py     diff, digest                      (base install)
+    lifecycle.py  history, show, deprecate, retire, alias, converter, and diff on a
+                  registry (base install; remote.py holds what they share)
     service.py    serve, migrate, token             ([server] extra, imported inside)
     client.py     sync, capabilities, namespace     (base install)
-    usage.py      retire, usage                     (base install)
+    usage.py      usage                             (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
     capture.py    capture                           ([mcp] extra, imported in live.py)
 
@@ -27,7 +29,7 @@ import sys
 from collections.abc import Sequence
 
 from registry import __version__
-from registry.cli import capture, client, engine, pipeline, service, usage
+from registry.cli import capture, client, engine, lifecycle, pipeline, service, usage
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, PROG, InputError, Verb
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -36,6 +38,7 @@ VERBS: list[Verb] = [
     *engine.VERBS,
     *service.VERBS,
     *client.VERBS,
+    *lifecycle.VERBS,
     *usage.VERBS,
     *pipeline.PIPELINE_VERBS,
     *capture.VERBS,
