@@ -11,6 +11,7 @@ returns the exit code. The verbs live by group, each module listing its own:
     client.py     sync, capabilities, namespace     (base install)
     usage.py      usage                             (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
+    lint.py       lint (registry/lint/: rules and mcp-registry.yaml) (base install)
     capture.py    capture                           ([mcp] extra, imported in live.py)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
@@ -29,7 +30,7 @@ import sys
 from collections.abc import Sequence
 
 from registry import __version__
-from registry.cli import capture, client, engine, lifecycle, pipeline, service, usage
+from registry.cli import capture, client, engine, lifecycle, lint, pipeline, service, usage
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, PROG, InputError, Verb
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -41,6 +42,7 @@ VERBS: list[Verb] = [
     *lifecycle.VERBS,
     *usage.VERBS,
     *pipeline.PIPELINE_VERBS,
+    *lint.VERBS,
     *capture.VERBS,
 ]
 
