@@ -74,6 +74,14 @@ def test_digest_prints_the_canonical_digest(
     assert out == digest(OLD) + "\n"
 
 
+def test_digest_of_a_publish_body_is_the_digest_of_its_definition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "publish.json", {"definition": OLD, "retire": [1]})
+    code, out, err = run(capsys, "digest", path)
+    assert (code, err, out) == (0, "", digest(OLD) + "\n")
+
+
 def test_digest_is_the_same_for_json_and_yaml_and_any_key_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,8 +98,13 @@ def test_digest_is_the_same_for_json_and_yaml_and_any_key_order(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("[1, 2]", "a tool definition is a JSON object"),
-        ('{"name": "t", "n": 9007199254740993}', "not canonicalisable"),
+        ("[1, 2]", "not a tool definition (an object with `inputSchema`), a manifest or a publish"),
+        ('{"name": "t", "description": "no inputSchema"}', "not a tool definition"),
+        ('{"definition": {"name": "t"}}', ":1:16: /definition: 'inputSchema' is required"),
+        (
+            '{"name": "t", "inputSchema": {"type": "object"}, "n": 9007199254740993}',
+            "not canonicalisable",
+        ),
         ('{"a": 1,\n "a": 2}', "duplicate key 'a'"),
     ],
 )

@@ -31,7 +31,7 @@ from registry.definitions import (
     normalize_document,
     validate_definition,
 )
-from registry.documents import DocumentError, locate, parse_document, read_source
+from registry.documents import DocumentError, locate, located, parse_document, read_source
 
 __all__ = ["VERBS", "run_diff", "run_digest"]
 
@@ -98,10 +98,26 @@ def _digest_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_digest(args: argparse.Namespace) -> int:
+    """The digest of a definition: a file holding one, a manifest's `tool`, or a publish
+    body's `definition`; anything else is refused rather than digested as it is."""
     source = _read(args.file)
-    document = source.document["tool"] if is_manifest(source.document) else source.document
+    document, pointer = source.document, ""
+    if is_manifest(document):
+        document, pointer = document["tool"], "/tool"
+    elif isinstance(document, dict) and isinstance(document.get("definition"), dict):
+        document, pointer = document["definition"], "/definition"
+    if not pointer and not _is_definition(document):
+        raise InputError(
+            f"{source.name}: not a tool definition (an object with `inputSchema`), a manifest "
+            "or a publish body (its `definition`)"
+        )
     try:
+        validate_definition(document)
         print(digest(document))
+    except DefinitionError as error:
+        at = pointer + error.pointer
+        line, column = locate(source.raw, at) or (None, None)
+        raise InputError(located(source.name, line, column, at, error.message)) from None
     except DigestError as error:
         raise InputError(f"{source.name}: {error}") from None
     return EXIT_OK
