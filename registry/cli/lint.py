@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, Failed, InputError, Verb, one_line
 
@@ -87,6 +88,8 @@ def run_lint(args: argparse.Namespace) -> int:
         elif args.format == "text":
             where = manifest.path + (f":{line}:{column}" if position is not None else "")
             print(f"{where}: {finding.rule}: {pointer}: {finding.message}", file=out)
+    if args.format == "github":
+        _step_summary(entries, len(manifests))
     if args.format == "json":
         out.write(json.dumps({"findings": entries, "tools": len(manifests)}, indent=2) + "\n")
     elif args.format == "text":
@@ -96,6 +99,28 @@ def run_lint(args: argparse.Namespace) -> int:
         verdict = f"lint failed: {count} in" if found else "lint passed:"
         print(f"{verdict} {tools} (rules: {rules})", file=out)
     return EXIT_BREAKING if found else EXIT_OK
+
+
+def _step_summary(entries: list[dict[str, Any]], tools: int) -> None:
+    """A markdown table of the findings in the GitHub job summary, when there is one."""
+    import os
+
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    found = f"{len(entries)} finding{'s' if len(entries) != 1 else ''}"
+    lines = [f"### registry lint: {found} in {tools} tool{'s' if tools != 1 else ''}", ""]
+    if entries:
+        lines += ["| file | line | rule | where | message |", "|---|---|---|---|---|"]
+        for entry in entries:
+            cells = (entry["file"], entry["line"] or "", entry["rule"], entry["pointer"])
+            row = [*(str(cell) for cell in cells), entry["message"]]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n\n")
+    except OSError:
+        pass  # the summary is a courtesy; the annotations are already out
 
 
 VERBS: list[Verb] = [
