@@ -458,3 +458,31 @@ def test_the_verb_modules_import_no_circle() -> None:
         return False
 
     assert [name for name in imports if reaches(name, name, set())] == []
+
+
+def test_the_verb_table_names_each_module_s_own_verbs() -> None:
+    from registry.cli import MODULES, module_verbs
+
+    assert {module: tuple(v.name for v in module_verbs(module)) for module in MODULES} == MODULES
+    package = Path(__file__).resolve().parents[1] / "registry" / "cli"
+    holding = {
+        path.stem
+        for path in package.glob("*.py")
+        if "VERBS: list[Verb]" in path.read_text(encoding="utf-8")
+    }
+    assert holding == set(MODULES), "a module with verbs is missing from MODULES"
+
+
+def test_a_verb_imports_only_its_own_module() -> None:
+    """`registry diff` never imports the MCP client `capture` needs, nor the pipeline."""
+    probe = (
+        "import sys, runpy; sys.argv = ['registry', 'diff', '--help']\n"
+        "try:\n    runpy.run_module('registry', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('registry.cli.')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = done.stderr.strip().splitlines()[-1]
+    assert "registry.cli.engine" in loaded
+    for other in ("capture", "live", "pipeline", "service", "lifecycle"):
+        assert f"registry.cli.{other}'" not in loaded, loaded
