@@ -28,6 +28,7 @@ from fastmcp import Context, FastMCP
 from mcp import Client, types
 
 from registry.canonical import digest
+from registry.sdk import strict_schema
 from registry.sdk.fastmcp_adapter import GatedFastMCP, gate_fastmcp, gated_arguments
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
 from tests.readme_transcripts import python_block
@@ -165,7 +166,7 @@ async def test_seed_000_declared_retired_v3_is_a_relist_error(mode: str) -> None
         data = await refused(call, -31001)
         assert (data["reason"], data["action"]) == ("schema_version_retired", "relist")
         assert (data["declaredVersion"], data["currentVersion"]) == ("v3", "v4")
-        assert data["inputSchema"] == DB_QUERY_V4["inputSchema"]
+        assert data["inputSchema"] == strict_schema(DB_QUERY_V4["inputSchema"])
         served = await client.call_tool(
             "db.query", {"query": "SELECT 1", "timeout": 5}, meta={"schemaVersion": "v4"}
         )
@@ -222,7 +223,7 @@ async def test_the_gate_sees_the_raw_value_before_fastmcp_coerces_it(mode: str) 
         text, data = await refused_as_result(call, -32602)
     assert data["reason"] == "invalid_arguments"
     assert data["errors"][0]["path"] == "/timeout"
-    assert "`timeout`: " in text
+    assert "`timeout` must be of type integer" in text
     assert host.bound == []
 
 

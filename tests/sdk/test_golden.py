@@ -20,7 +20,7 @@ import msgspec
 import pytest
 
 from registry.compat import classify
-from registry.sdk import Decision, Gate, Toolset, payload_digest
+from registry.sdk import Decision, Gate, Toolset, payload_digest, strict_schema
 from registry.sdk.toolset import contract_changes
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gate_decisions.json"
@@ -40,8 +40,7 @@ def observed(gate: Gate, decision: Decision) -> dict[str, Any]:
         return out
     error = decision.error
     assert error is not None
-    skip = {"errors", "changes", "inputSchema"} | ({"detail"} if error.code == -31002 else set())
-    data = {k: v for k, v in error.data.items() if k not in skip}
+    data = {k: v for k, v in error.data.items() if k not in ("errors", "changes", "inputSchema")}
     if "errors" in error.data:
         data["errors"] = [
             {k: e[k] for k in ("path", "keyword", "unexpected") if k in e}
@@ -52,12 +51,32 @@ def observed(gate: Gate, decision: Decision) -> dict[str, Any]:
             {k: c[k] for k in ("kind", "path", "old", "new")} for c in error.data["changes"]
         ]
     if "inputSchema" in error.data:
-        entry = gate.toolset.tool(decision.tool)
-        assert entry is not None
-        current = entry.current_version.definition.get("inputSchema")
-        data["inputSchemaOf"] = "current" if error.data["inputSchema"] == current else "declared"
-    out.update(code=error.code, data=data, surface="arg" if error.model_text else "rpc")
+        data["inputSchemaOf"] = schema_of(gate.toolset, decision.tool, error.data)
+    out.update(
+        code=error.code,
+        data=data,
+        surface="arg" if error.model_text else "rpc",
+        message=error.message,
+        modelText=error.model_text,
+    )
     return out
+
+
+def schema_of(toolset: Toolset, tool: str, data: dict[str, Any]) -> str:
+    """Whose strict input schema `data.inputSchema` is: current's, or the declared
+    version's (an alias's contract); "other" when neither (never right)."""
+    entry = toolset.tool(tool)
+    assert entry is not None
+    if data["inputSchema"] == strict_schema(entry.current_version.definition["inputSchema"]):
+        return "current"
+    alias = toolset.alias(data["tool"])
+    declared = alias.definition if alias is not None else None
+    for version in (*entry.versions, *entry.retired):
+        if f"v{version.version}" == data["declaredVersion"]:
+            declared = version.definition
+    if declared is not None and data["inputSchema"] == strict_schema(declared["inputSchema"]):
+        return "declared"
+    return "other"
 
 
 def unordered(expect: dict[str, Any]) -> dict[str, Any]:
