@@ -14,11 +14,16 @@ The environment is examples/gated_server.py's (`REGISTRY_URL`, `REGISTRY_TOKEN`,
 and so are the boot sync, the cache fallback and the watcher; this one needs
 the `[fastmcp]` extra.
 
-seed 000's db.query is a decorated function. It answers with
-`gated_arguments()`: exactly what the gate accepted, before FastMCP bound it
-to the signature (where `timeout` would read None when the caller sent none).
-At start the server reports, on stderr, tools it implements that the registry
-lacks and the reverse. Nothing but the protocol reaches stdout.
+seed 000's db.query is a decorated function whose signature takes what both
+its versions accept (v3's `timeout_ms` and `mode: "write"`, v4's `timeout`),
+as a server deployed across the cutover must: FastMCP parses every call with
+the signature, and the gate refuses to start (one line per mismatch) when the
+signature would strip, refuse or change what the current version accepts. It
+answers with what FastMCP bound to it (the parameters a caller sent; none is
+filled: every default is None), which is what the gate accepted
+(`gated_arguments()`). At start the server reports, on stderr, tools it
+implements that the registry lacks and the reverse. Nothing but the protocol
+reaches stdout.
 """
 
 from __future__ import annotations
@@ -39,10 +44,16 @@ def build_app(namespace: str) -> FastMCP[Any]:
 
     @app.tool(name="db.query")
     def db_query(
-        query: str, timeout: int | None = None, mode: Literal["read"] | None = None
+        query: str,
+        timeout: int | None = None,
+        timeout_ms: int | None = None,
+        mode: Literal["read", "write"] | None = None,
     ) -> dict[str, Any]:
-        """Run a read-only SQL query (a toy: no database, it shows what it would run)."""
-        return {"rows": [], "received": gated_arguments()}
+        """Run a SQL query (a toy: no database, it shows what it would run)."""
+        bound = {"query": query, "timeout": timeout, "timeout_ms": timeout_ms, "mode": mode}
+        received = {k: v for k, v in bound.items() if v is not None}
+        assert received == gated_arguments()  # what the gate accepted, nothing filled
+        return {"rows": [], "received": received}
 
     return app
 

@@ -26,8 +26,16 @@ export {
   STRICT_VALIDATION_FAILED,
   UngatedGate,
 } from "./gate.js";
+export {
+  compareHandlers,
+  HandlerCheck,
+  handlerCheck,
+  HandlerMismatchError,
+  handlerMismatches,
+  HandlerReport,
+} from "./handlers.js";
 export { type LogFields, type Logger, stderrLogger } from "./logging.js";
-export { STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
+export { CATALOGUE_TEXT, catalogueEntry, type Entry as RefusalEntry, STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
 export { strictSchema } from "./strict.js";
 export {
   type AliasEntry,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { type Decision, Gate, strictSchema, Toolset } from "../src/index.js";
+import { type Decision, Gate, handlerCheck, handlerMismatches, strictSchema, Toolset } from "../src/index.js";
 import { REPO } from "./paths.js";
 
 interface Case {
@@ -115,3 +115,30 @@ test("one gate deciding the rows in turn (its last-tool entry set by the row bef
     assert.equal(unknown.accepted ? null : unknown.error.data.reason, "unknown_tool");
   }
 });
+
+interface HandlerRow {
+  name: string;
+  tool: string;
+  current: string;
+  handler: unknown;
+  registry: unknown;
+  lines: string[];
+  calls?: Array<{ arguments: Record<string, unknown>; refused: boolean }>;
+}
+
+for (const row of (DOCUMENT as unknown as { handlers: HandlerRow[] }).handlers) {
+  test(`handler check: ${row.name}`, () => {
+    const lines = handlerMismatches(row.tool, row.current, row.handler, row.registry);
+    assert.deepEqual(lines, row.lines);
+    const check = handlerCheck(row.tool, Number(row.current.slice(1)), row.handler, row.registry);
+    assert.equal(check === null, row.lines.length === 0);
+    for (const call of row.calls ?? []) {
+      const error = check!.refusal(call.arguments);
+      assert.equal(error !== null, call.refused, JSON.stringify(call));
+      if (error !== null) {
+        assert.deepEqual([error.code, error.data.reason, error.modelText], [-31004, "handler_mismatch", null]);
+        assert.ok(error.message.includes(lines[0]!), error.message);
+      }
+    }
+  });
+}

@@ -94,7 +94,7 @@ async def test_seed_000_on_a_handshake_session(registry: Registry, tmp_path: Pat
         await publish(registry.client, "billing", "db.export", {"definition": export})
         await server.list_changed()
         log = await said(server.stderr_path, "fastmcp.gate.tools_not_implemented")
-    assert "db.export" in log and "'billing'" in log
+    assert "db.export" in log and "namespace billing" in log
     assert "tools_not_in_registry" not in log and "Traceback" not in server.stderr
     assert server.list_changed_count() == 2
 

@@ -21,6 +21,7 @@ import pytest
 
 from registry.compat import classify
 from registry.sdk import Decision, Gate, Toolset, payload_digest, strict_schema
+from registry.sdk.handlers import handler_check, handler_mismatches
 from registry.sdk.toolset import contract_changes
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gate_decisions.json"
@@ -140,3 +141,35 @@ def test_every_toolset_of_the_file_is_used_and_loads() -> None:
     assert used == set(DOCUMENT["toolsets"])
     for body in DOCUMENT["toolsets"].values():
         Toolset.from_json(msgspec.json.encode(body))
+
+
+HANDLERS: list[dict[str, Any]] = DOCUMENT["handlers"]
+
+
+@pytest.mark.parametrize("row", HANDLERS, ids=[r["name"][:60] for r in HANDLERS])
+def test_handler_row(row: dict[str, Any]) -> None:
+    """The handler check's lines, word for word, and which gated calls a server
+    whose handler mismatches refuses (sdk-ts/test/golden.test.ts runs the same rows)."""
+    lines = handler_mismatches(row["tool"], row["current"], row["handler"], row["registry"])
+    assert lines == row["lines"]
+    current = int(row["current"].removeprefix("v"))
+    check = handler_check(row["tool"], current, row["handler"], row["registry"])
+    assert (check is None) == (not row["lines"])
+    for call in row.get("calls", []):
+        assert check is not None
+        error = check.refusal(call["arguments"])
+        assert (error is not None) == call["refused"], call
+        if error is not None:
+            assert (error.code, error.data["reason"], error.model_text) == (
+                -31004,
+                "handler_mismatch",
+                None,
+            )
+            assert lines[0] in error.message
+
+
+def test_handler_rows_cover_every_kind_of_mismatch() -> None:
+    said = " ".join(line for row in HANDLERS for line in row["lines"])
+    for words in ("has no `", "requires `", "takes `", "as one of", "fills `", "the keys"):
+        assert words in said, words
+    assert any(not row["lines"] for row in HANDLERS)

@@ -113,10 +113,12 @@ class Host:
             self.received.append(("db.query", {"query": query, "timeout": timeout, "mode": mode}))
             return {"rows": []}
 
-        # limit's Python default differs from v2's schema default (20): the value the
-        # handler sees through the alias must be the converter's
+        # no Python default but None (a default other than v2's 20 refuses to start,
+        # test_handler_check): the value the handler sees through the alias is the converter's
         @app.tool(name="search")
-        async def search(query: str, filters: dict[str, Any], limit: int = 99) -> dict[str, Any]:
+        async def search(
+            query: str, filters: dict[str, Any], limit: int | None = None
+        ) -> dict[str, Any]:
             self.received.append(("search", {"query": query, "filters": filters, "limit": limit}))
             return {"hits": []}
 
