@@ -21,7 +21,6 @@ import json
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
@@ -71,21 +70,22 @@ def lowlevel(source: Toolset) -> Server[Any]:
     return server
 
 
+async def db_query(
+    query: str, timeout: int | None = None, mode: Literal["read"] | None = None
+) -> dict[str, Any]:
+    """db.query v4 as a signature: every property, optional ones None."""
+    return echoed(query=query, timeout=timeout, mode=mode)
+
+
+async def search(query: str, filters: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
+    """search v2 as a signature: every property, optional ones None."""
+    return echoed(query=query, filters=filters, limit=limit)
+
+
 def mcpserver(source: Toolset) -> Server[Any]:
     app = MCPServer("billing")
-
-    @app.tool(name="db.query")
-    async def db_query(
-        query: str, timeout: int | None = None, mode: Literal["read"] | None = None
-    ) -> dict[str, Any]:
-        return echoed(query=query, timeout=timeout, mode=mode)
-
-    @app.tool(name="search")
-    async def search(
-        query: str, filters: dict[str, Any], limit: int | None = None
-    ) -> dict[str, Any]:
-        return echoed(query=query, filters=filters, limit=limit)
-
+    app.tool(name="db.query")(db_query)
+    app.tool(name="search")(search)
     gate_mcpserver(app, source)
     lowlevel_server: Server[Any] = app._lowlevel_server
     return lowlevel_server
@@ -93,19 +93,8 @@ def mcpserver(source: Toolset) -> Server[Any]:
 
 def fastmcp(source: Toolset) -> Server[Any]:
     app: FastMCP[Any] = FastMCP("billing")
-
-    @app.tool(name="db.query")
-    def db_query(
-        query: str, timeout: int | None = None, mode: Literal["read"] | None = None
-    ) -> dict[str, Any]:
-        return echoed(query=query, timeout=timeout, mode=mode)
-
-    @app.tool(name="search")
-    async def search(
-        query: str, filters: dict[str, Any], limit: int | None = None
-    ) -> dict[str, Any]:
-        return echoed(query=query, filters=filters, limit=limit)
-
+    app.tool(name="db.query")(db_query)
+    app.tool(name="search")(search)
     gate_fastmcp(app, source)
     server: Server[Any] = app._mcp_server
     return server
