@@ -64,6 +64,19 @@ export {
   type ToolsetSource,
 } from "./mcp.js";
 export { KNOWN_REVISIONS, projectCallResult, projectTool, revisionOf } from "./revisions.js";
+export { serveStdio, type StdioOptions } from "./stdio.js";
+export {
+  MAX_COUNTS,
+  MAX_KEYS,
+  type Outcome as UsageOutcome,
+  reportOf,
+  type UsageCount,
+  UsageCounter,
+  type UsageReport,
+  UsageReporter,
+  type UsageReporterOptions,
+  usageUrl,
+} from "./usage.js";
 export {
   Backoff,
   BOOT_BACKOFF,

@@ -197,7 +197,7 @@ function problem(tool: string, version: string, error: ErrorDetail, schema: unkn
 }
 
 /** Python's sorted() on str: by code point (JavaScript's default sort compares UTF-16 units). */
-function byCodePoint(a: string, b: string): number {
+export function byCodePoint(a: string, b: string): number {
   const x = [...a];
   const y = [...b];
   for (let i = 0; i < Math.min(x.length, y.length); i++) {

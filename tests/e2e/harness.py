@@ -187,3 +187,17 @@ async def publish(
     assert answer.status_code == status, answer.text
     result: dict[str, Any] = answer.json()
     return result
+
+
+def initialize_request(revision: str, name: str, request_id: int = 1) -> dict[str, Any]:
+    """An `initialize` request offering `revision`, as a raw JSON-RPC message."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": name, "version": "0"},
+        },
+    }

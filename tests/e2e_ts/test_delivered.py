@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -36,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from registry.sdk import Toolset
 from registry.sdk.fastmcp_adapter import gate_fastmcp
 from registry.sdk.mcp_adapter import gate_mcpserver, gate_server
+from tests.e2e_ts.nodes import run
 from tests.e2e_ts.test_ts_gate import SDK_TS, node
 from tests.sdk.test_golden import DOCUMENT, GOLDEN
 from tests.sdk.test_mcp_adapter import session_at
@@ -182,16 +182,8 @@ async def python_outcomes() -> Outcomes:
 
 
 def ts_outcomes() -> Outcomes:
-    done = subprocess.run(
-        [node(), str(SCRIPT), str(GOLDEN)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=str(SDK_TS),
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    report: Outcomes = json.loads(done.stdout)
+    stdout = run([node(), str(SCRIPT), str(GOLDEN)], cwd=SDK_TS, timeout=120)
+    report: Outcomes = json.loads(stdout)
     return report
 
 

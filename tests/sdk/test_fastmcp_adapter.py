@@ -31,6 +31,7 @@ from registry.canonical import digest
 from registry.sdk import strict_schema
 from registry.sdk.fastmcp_adapter import GatedFastMCP, gate_fastmcp, gated_arguments
 from registry.sdk.handlers import HandlerMismatch
+from tests.e2e.harness import initialize_request
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
 from tests.readme_transcripts import python_block
 from tests.sdk import payload, seed_000, seed_002, served
@@ -489,16 +490,7 @@ def test_the_example_writes_only_the_protocol_to_stdout(tmp_path: Path) -> None:
     toolset = tmp_path / "billing.json"
     toolset.write_bytes(msgspec.json.encode(billing_payload()))  # search: not implemented
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        initialize_request("2025-06-18", "raw"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
