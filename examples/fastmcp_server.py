@@ -10,9 +10,11 @@
     python examples/fastmcp_server.py --demo --http 8765
 
 The environment is examples/gated_server.py's (`REGISTRY_URL`, `REGISTRY_TOKEN`,
-`REGISTRY_NAMESPACE`, `REGISTRY_CACHE`, `REGISTRY_WAIT`, `REGISTRY_LOG_LEVEL`),
-and so are the boot sync, the cache fallback and the watcher; this one needs
-the `[fastmcp]` extra.
+`REGISTRY_NAMESPACE`, `REGISTRY_CACHE`, `REGISTRY_WAIT`, `REGISTRY_USAGE_INTERVAL`,
+`REGISTRY_SERVER_NAME`, `REGISTRY_LOG_LEVEL`), and so are the boot sync, the
+cache fallback, the watcher and the usage reports (serving the registry's
+toolset only; the name defaults to `<namespace>-fastmcp@<host>`); this one
+needs the `[fastmcp]` extra.
 
 seed 000's db.query is a decorated function whose signature takes what both
 its versions accept (v3's `timeout_ms` and `mode: "write"`, v4's `timeout`),
@@ -34,7 +36,14 @@ import os
 from typing import Any, Literal
 
 from fastmcp import FastMCP
-from gated_server import configure_logging, parse_arguments, toolset_source
+from gated_server import (
+    configure_logging,
+    parse_arguments,
+    run,
+    toolset_source,
+    usage_interval,
+    usage_reporting,
+)
 
 from registry.sdk.fastmcp_adapter import gate_fastmcp, gated_arguments
 
@@ -60,21 +69,23 @@ def build_app(namespace: str) -> FastMCP[Any]:
 
 async def serve(args: argparse.Namespace) -> None:
     namespace = os.environ.get("REGISTRY_NAMESPACE") or "billing"
+    usage_interval()  # a bad setting stops the server before it syncs anything
     source = await toolset_source(args, namespace, "fastmcp_server")
 
-    app = build_app(namespace)
-    # the gate follows a watcher source by itself: every swap is announced
-    gate_fastmcp(app, source)
-    if args.http is None:
-        await app.run_stdio_async(show_banner=False)
-    else:
-        await app.run_http_async(show_banner=False, host=args.host, port=args.http)
+    async with usage_reporting(args, namespace, source, "fastmcp_server") as reporter:
+        app = build_app(namespace)
+        # the gate follows a watcher source by itself: every swap is announced
+        gate_fastmcp(app, source, on_decision=reporter.record if reporter is not None else None)
+        if args.http is None:
+            await app.run_stdio_async(show_banner=False)
+        else:
+            await app.run_http_async(show_banner=False, host=args.host, port=args.http)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(__doc__.splitlines()[0], argv)
     configure_logging("fastmcp_server")
-    asyncio.run(serve(args))
+    asyncio.run(run(args, serve))
 
 
 if __name__ == "__main__":

@@ -109,12 +109,13 @@ async def gated_server(
     name: str = "server",
     example: Path = EXAMPLE,
     env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
 ) -> AsyncIterator[GatedServer]:
     """Spawn the example (or another server taking its environment; `env`: more of
-    it) over stdio and open a 2025-06-18 session on it."""
+    it; `args`: its command line) over stdio and open a 2025-06-18 session on it."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(example)],
+        args=[str(example), *args],
         env=server_env(url, namespace, cache) | (env or {}),
         cwd=str(ROOT),
     )
