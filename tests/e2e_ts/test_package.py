@@ -14,7 +14,7 @@ as `server.mjs`, exactly as written, and run with `node`:
 * the README's old snippet (a zod shape of `query` alone) refuses to start,
   naming `timeout` and `mode` in the lines sdk-ts/README.md shows.
 
-Both READMEs show the same snippet, and the package ships the refusal
+docs/sdk.md shows the same snippet, and the package ships the refusal
 catalogue byte for byte as the Python package does.
 """
 
@@ -110,9 +110,9 @@ def test_the_package_ships_the_readme_and_the_catalogue_byte_for_byte(installed:
     assert "**/*.json" in pyproject["tool"]["setuptools"]["package-data"]["registry"]
 
 
-def test_the_two_readmes_show_one_snippet() -> None:
-    heading = "## MCP servers in TypeScript"
-    assert ts_block((ROOT / "README.md").read_text(encoding="utf-8"), heading) == SNIPPET
+def test_the_guide_shows_the_package_readme_s_snippet() -> None:
+    guide = (ROOT / "docs" / "sdk.md").read_text(encoding="utf-8")
+    assert ts_block(guide, "## MCP servers in TypeScript") == SNIPPET
 
 
 def text_of(result: types.CallToolResult) -> str:
