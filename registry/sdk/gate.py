@@ -434,12 +434,11 @@ class Gate:
             arguments = {}
         schema_version = meta.get("schemaVersion") if isinstance(meta, Mapping) else None
         schema_hash = meta.get("schemaHash") if isinstance(meta, Mapping) else None
-        values = _values(tool, called=alias.name, contract=wire(alias.contract_version))
         if (
             schema_version is not None and _read_version(schema_version) != alias.contract_version
         ) or (schema_hash is not None and schema_hash != alias.contract_digest):
             said = schema_version if schema_version is not None else schema_hash
-            values["declared"] = show(said)
+            values = _alias_values(alias, declared=show(said))
             return self._finish(
                 _refuse(
                     tool.name,
@@ -460,7 +459,7 @@ class Gate:
                     "schema_version_mismatch",
                     "alias_unrouted",
                     _alias_data(alias, alias.contract_version),
-                    values,
+                    _alias_values(alias),
                 ),
                 declared,
                 current,
@@ -482,13 +481,13 @@ class Gate:
         alias: str | None,
     ) -> Decision:
         current = tool.current.version
-        values = _values(tool, called=alias or tool.name, declared=wire(version))
         try:
             converted = apply(ops, arguments)
         except ConversionRejected as exc:
             data = _version_data(tool, version)
             _name_alias(data, tool, alias, version)
             data.update(path=exc.path, value=exc.value)
+            values = _values(tool, called=alias or tool.name, declared=wire(version))
             values.update(path=caller_name(exc.path), value=show(exc.value), converter=exc.message)
             return self._finish(
                 _refuse(tool.name, current, "conversion_rejected", "rejected", data, values),
@@ -501,7 +500,12 @@ class Gate:
             _name_alias(data, tool, alias, version)
             data["errors"] = errors
             lines = problems(tool.name, wire(current), errors, tool.strict_input, converted)
-            values["first_problem"] = summary(lines)
+            values = _values(
+                tool,
+                called=alias or tool.name,
+                declared=wire(version),
+                first_problem=summary(lines),
+            )
             if version in tool.accepted_from:
                 _log.info("gate.accepted_break", tool=tool.name, declared=version, current=current)
             else:
@@ -633,6 +637,10 @@ def _values(tool: CompiledTool, **values: str) -> dict[str, str]:
         "served": ", ".join(wire(v) for v in sorted(tool.served)),
         **values,
     }
+
+
+def _alias_values(alias: CompiledAlias, **values: str) -> dict[str, str]:
+    return _values(alias.target, called=alias.name, contract=wire(alias.contract_version), **values)
 
 
 def _alias_data(alias: CompiledAlias, declared: Any) -> dict[str, Any]:

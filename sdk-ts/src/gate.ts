@@ -384,15 +384,17 @@ export class Gate {
     const argumentsObject = args ?? {};
     const schemaVersion = isPlainObject(meta) ? meta.schemaVersion ?? undefined : undefined;
     const schemaHash = isPlainObject(meta) ? meta.schemaHash ?? undefined : undefined;
-    const given = values(tool, { called: alias.name, contract: wire(alias.contractVersion) });
+    const given = (): Record<string, string> => values(tool, { called: alias.name, contract: wire(alias.contractVersion) });
     if (
       (schemaVersion !== undefined && readVersion(schemaVersion) !== alias.contractVersion) ||
       (schemaHash !== undefined && schemaHash !== alias.contractDigest)
     ) {
       const said = schemaVersion !== undefined ? schemaVersion : schemaHash;
-      given.declared = show(said);
       return this.finish(
-        refuse(tool.name, current, "schema_version_unknown", "alias_declares_other", aliasData(alias, said), given),
+        refuse(tool.name, current, "schema_version_unknown", "alias_declares_other", aliasData(alias, said), {
+          ...given(),
+          declared: show(said),
+        }),
         declared,
       );
     }
@@ -404,7 +406,7 @@ export class Gate {
           "schema_version_mismatch",
           "alias_unrouted",
           aliasData(alias, alias.contractVersion),
-          given,
+          given(),
         ),
         declared,
       );
@@ -425,7 +427,7 @@ export class Gate {
     alias: string | null,
   ): Decision {
     const current = tool.current.version;
-    const given = values(tool, { called: alias ?? tool.name, declared: wire(version) });
+    const given = (): Record<string, string> => values(tool, { called: alias ?? tool.name, declared: wire(version) });
     let converted: Record<string, unknown>;
     try {
       converted = apply(ops, args);
@@ -434,21 +436,21 @@ export class Gate {
       const data = versionData(tool, version);
       nameAlias(data, tool, alias, version);
       Object.assign(data, { path: error.path, value: error.value });
-      Object.assign(given, { path: callerName(error.path), value: show(error.value), converter: error.detail });
-      return this.finish(refuse(tool.name, current, "conversion_rejected", "rejected", data, given), declared);
+      const words = { ...given(), path: callerName(error.path), value: show(error.value), converter: error.detail };
+      return this.finish(refuse(tool.name, current, "conversion_rejected", "rejected", data, words), declared);
     }
     if (!tool.current.validator.isValid(converted)) {
       const errors = errorDetails(tool.current.validator, converted);
       const data = versionData(tool, version);
       nameAlias(data, tool, alias, version);
       data.errors = errors;
-      given.first_problem = summary(problems(tool.name, wire(current), errors, tool.strictInput, converted));
+      const words = { ...given(), first_problem: summary(problems(tool.name, wire(current), errors, tool.strictInput, converted)) };
       if (tool.acceptedFrom.has(version)) {
         this.logger.info("gate.accepted_break", { tool: tool.name, declared: version, current });
       } else {
         this.logger.error("gate.converter_broken", { tool: tool.name, declared: version, current });
       }
-      return this.finish(refuse(tool.name, current, "schema_version_mismatch", "converted_invalid", data, given), declared);
+      return this.finish(refuse(tool.name, current, "schema_version_mismatch", "converted_invalid", data, words), declared);
     }
     return this.finish({ accepted: true, tool: tool.name, version: current, arguments: converted, error: null }, declared);
   }
