@@ -17,6 +17,8 @@ import { loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { issueArgs, issueBodyOf } from "./ts_create_issue.mjs";
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 function option(name, fallback) {
@@ -29,41 +31,11 @@ const ROUNDS = Number(option("rounds", 400));
 const BATCH = Number(option("batch", 2000));
 
 const golden = JSON.parse(readFileSync(resolve(ROOT, "tests/golden/gate_decisions.json"), "utf8"));
-const CREATE_ISSUE = {
-  name: "create_issue",
-  description: "Create a new issue in a GitHub repository",
-  inputSchema: {
-    type: "object",
-    properties: {
-      owner: { type: "string" },
-      repo: { type: "string" },
-      title: { type: "string" },
-      body: { type: "string" },
-      assignees: { type: "array", items: { type: "string" } },
-      labels: { type: "array", items: { type: "string" } },
-      milestone: { type: "number" },
-      type: { type: "string" },
-    },
-    required: ["owner", "repo", "title"],
-  },
-};
-const issueArgs = { owner: "octo", repo: "hello", title: "Bug", body: "It breaks.", labels: ["bug", "p1"], assignees: ["me"], milestone: 3 };
 const v4 = { query: "SELECT 1", timeout: 5000, mode: "read" };
 const v3 = { query: "SELECT 1", timeout_ms: 5000, mode: "read" };
 
 function build(sdk) {
-  const body = {
-    namespace: "github",
-    tools: [
-      {
-        name: "create_issue",
-        current: 1,
-        versions: [{ version: 1, digest: sdk.digest(CREATE_ISSUE), state: "active", sunset: null, definition: CREATE_ISSUE, route: [] }],
-        retired: [],
-      },
-    ],
-    aliases: [],
-  };
+  const body = issueBodyOf(sdk);
   const seed = new sdk.Gate(sdk.Toolset.fromPayload(golden.toolsets.seed_000));
   const served = new sdk.Gate(sdk.Toolset.fromPayload(golden.toolsets.seed_000_v3_served));
   const issue = new sdk.Gate(sdk.Toolset.fromPayload({ ...body, digest: sdk.payloadDigest(body) }));
