@@ -95,6 +95,10 @@ for (const golden of DOCUMENT.cases) {
     const gate = new Gate(toolset);
     const decision = gate.check(golden.tool, structuredClone(golden.arguments), structuredClone(golden.meta));
     assert.deepEqual(unordered(observed(gate, decision)), unordered(golden.expect));
+    if (!decision.accepted && decision.error.modelText !== null && "inputSchema" in decision.error.data) {
+      // one retry schema: the text shows the very schema `data` carries
+      assert.ok(decision.error.modelText.includes(JSON.stringify(decision.error.data.inputSchema)));
+    }
   });
 }
 

@@ -22,6 +22,7 @@ import pytest
 from registry.compat import classify
 from registry.sdk import Decision, Gate, Toolset, payload_digest, strict_schema
 from registry.sdk.handlers import handler_check, handler_mismatches
+from registry.sdk.refusals import show
 from registry.sdk.toolset import contract_changes
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gate_decisions.json"
@@ -112,6 +113,10 @@ def test_golden_case(case: dict[str, Any], carried: bool) -> None:
         arguments = copy.deepcopy(case["arguments"])
         decision = gate.check(case["tool"], arguments, copy.deepcopy(case["meta"]))
         assert unordered(observed(gate, decision)) == unordered(case["expect"]), case["name"]
+        error = decision.error
+        if error is not None and error.model_text and "inputSchema" in error.data:
+            # one retry schema: the text shows the very schema `data` carries
+            assert show(error.data["inputSchema"]) in error.model_text, case["name"]
 
 
 def test_carried_changes_are_the_engines() -> None:
