@@ -234,7 +234,10 @@ def inference_contenders() -> list[tuple[Contender, bool]]:
         (
             Contender(
                 "accepted declared, 0 older",
-                partial(bare.check, "evolving", ok, {"schemaVersion": "v1"}),
+                # its v1's own property: a declared call meets the strict form of its version
+                partial(
+                    bare.check, "evolving", {"query": "q", "option_1": 1}, {"schemaVersion": "v1"}
+                ),
             ),
             True,
         ),
