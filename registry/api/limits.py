@@ -113,7 +113,6 @@ class LimitLog:
             value=value,
             times=self._since.pop(limit),
             detail=(
-                f"the {limit} limit ({value}) was reached; see docs/running.md "
-                "'Sizing a replica'"
+                f"the {limit} limit ({value}) was reached; see docs/running.md 'Sizing a replica'"
             ),
         )
