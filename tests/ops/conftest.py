@@ -1,0 +1,34 @@
+"""Registries served once per module (source and target of a move), on fresh databases."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+
+from tests.api.conftest import ADMIN_TOKEN, Registry, serve
+
+
+@contextlib.asynccontextmanager
+async def module_registry(postgres_server: Any, template: str) -> AsyncIterator[Registry]:
+    """`tests/api/conftest.py`'s registry with no namespace, for as long as the block."""
+    name = f"test_{uuid.uuid4().hex[:20]}"
+    admin = await asyncpg.connect(postgres_server.admin_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        app = await serve(postgres_server.dsn(name), namespaces=())
+        client = httpx.AsyncClient(
+            base_url=app.url, timeout=60, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        )
+        try:
+            yield Registry(app.url, postgres_server.dsn(name), client)
+        finally:
+            await client.aclose()
+            await app.stop()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
