@@ -38,6 +38,7 @@ SEARCH_V2 = {
 SEARCH_V3 = {**SEARCH_V2, "description": "Search documents, newest first."}
 NOTES_V1 = {
     "name": "notes.add",
+    "title": "Add a note",
     "description": "Add a note.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
     "outputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}},

@@ -27,7 +27,6 @@ import asyncio
 import copy
 import shutil
 import tempfile
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from registry.canonical import digest
 from registry.store.migrations import MigrationError, load_migrations, migrate
 from registry.store.transfer import export_lines, import_lines
 from tests.api.conftest import Registry
+from tests.conftest import _create_database, _drop_database
 from tests.fixtures.seeds import DB_QUERY_V4
 from tests.ops.conftest import module_registry
 from tests.ops.records import toolset_tags
@@ -112,27 +112,9 @@ def _up_to(name: str, folder: Path) -> Path:
     return folder
 
 
-async def _new_database(postgres_server: Any, template: str = "template0") -> str:
-    name = f"test_{uuid.uuid4().hex[:20]}"
-    admin = await asyncpg.connect(postgres_server.admin_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    finally:
-        await admin.close()
-    return name
-
-
-async def _drop(postgres_server: Any, name: str) -> None:
-    admin = await asyncpg.connect(postgres_server.admin_dsn)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
-
-
 @pytest_asyncio.fixture(scope="module")
 async def upgraded(postgres_server: Any) -> AsyncIterator[Upgraded]:
-    name = await _new_database(postgres_server)
+    name = await _create_database(postgres_server, "template0")
     url = postgres_server.dsn(name)
     work = Path(tempfile.mkdtemp(prefix="registry-upgrade-"))
     conn = await asyncpg.connect(url)
@@ -158,7 +140,7 @@ async def upgraded(postgres_server: Any) -> AsyncIterator[Upgraded]:
     finally:
         await conn.close()
         shutil.rmtree(work, ignore_errors=True)
-        await _drop(postgres_server, name)
+        await _drop_database(postgres_server, name)
 
 
 @pytest_asyncio.fixture(scope="module")
@@ -344,7 +326,7 @@ async def test_a_migration_waiting_on_an_old_replica_gives_up_instead_of_stallin
     0005 alters `versions`. While it waits, a new read on the table queues behind it;
     `lock_timeout` ends the wait, the read goes on, and nothing of 0005 is applied
     until the migration is run again."""
-    name = await _new_database(postgres_server)
+    name = await _create_database(postgres_server, "template0")
     url = postgres_server.dsn(name)
     try:
         await migrate(url, _up_to("0004_usage.sql", tmp_path / "old"))
@@ -375,4 +357,4 @@ async def test_a_migration_waiting_on_an_old_replica_gives_up_instead_of_stallin
         for conn in (replica, reader, runner):
             await conn.close()
     finally:
-        await _drop(postgres_server, name)
+        await _drop_database(postgres_server, name)

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from registry.store.embedded import postgres_bin_dir  # noqa: E402
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1, SEARCH_V2  # noqa: E402
+from tests.ops.records import INITIALIZE, NOTES_V1, NOTES_V2  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
 ADMIN = "release-admin"
@@ -39,27 +40,6 @@ TOKENS = {  # secret -> scopes; the second is revoked
     "mtr_release-revoked": ["*:read"],
 }
 SEARCH_V3 = {**SEARCH_V2, "description": "Search documents, with filters."}
-NOTES_V1 = {
-    "name": "notes.add",
-    "title": "Add a note",
-    "description": "Add a note.",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-    "outputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}},
-    "annotations": {"readOnlyHint": False},
-    "_meta": {"team": "docs"},
-}
-NOTES_V2 = {
-    **NOTES_V1,
-    "inputSchema": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}, "tags": {"type": "array"}},
-    },
-}
-INITIALIZE = {
-    "protocolVersion": "2025-06-18",
-    "capabilities": {"tools": {"listChanged": True}},
-    "serverInfo": {"name": "billing-server", "version": "1.0.0"},
-}
 
 
 def ok(answer: httpx.Response) -> dict:
