@@ -1,4 +1,8 @@
-"""Registries served once per module (source and target of a move), on fresh databases."""
+"""Registries served once per module (source and target of a move), on fresh databases.
+
+async def test_x(source, target):   # source holds every kind of record (records.py),
+    ...                              # target nothing; each once per test module
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest_asyncio
 
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
+from tests.ops.records import populate
 
 
 @contextlib.asynccontextmanager
@@ -32,3 +38,16 @@ async def module_registry(postgres_server: Any, template: str) -> AsyncIterator[
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+@pytest_asyncio.fixture(scope="module")
+async def source(postgres_server: Any, migrated_template: str) -> AsyncIterator[Registry]:
+    async with module_registry(postgres_server, migrated_template) as served:
+        await populate(served.client)
+        yield served
+
+
+@pytest_asyncio.fixture(scope="module")
+async def target(postgres_server: Any, migrated_template: str) -> AsyncIterator[Registry]:
+    async with module_registry(postgres_server, migrated_template) as served:
+        yield served
