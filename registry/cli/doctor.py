@@ -192,9 +192,18 @@ async def _migrations(conn: Any) -> Findings:
 
 
 async def _roles(conn: Any) -> Findings:
+    """The arrangement registry/store/roles.py documents: an owner role beside the app's
+    when it names one (`OWNER_ROLE`), the app's role alone otherwise."""
+    from registry.store import roles
     from registry.store.health import role_findings
 
-    return [("roles", problem) for problem in await role_findings(conn)]
+    owner: str | None = getattr(roles, "OWNER_ROLE", None)
+    user = await conn.fetchval("SELECT current_user")
+    app = roles.APP_ROLE if user in (roles.APP_ROLE, owner) else str(user)
+    if owner is not None and app != roles.APP_ROLE:
+        owner = f"{app}_owner"
+    found = await role_findings(conn, app_role=app, owner_role=owner)
+    return [("roles", problem) for problem in found]
 
 
 async def _replicas(conn: Any) -> Findings:

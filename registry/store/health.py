@@ -68,10 +68,11 @@ async def migration_state(
 
 
 _ATTRIBUTES = """
-SELECT rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls
-FROM pg_roles WHERE rolname = current_user
+SELECT rolname, rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls
+FROM pg_roles WHERE rolname = ANY($1::text[]) ORDER BY rolname
 """
-_FOREIGN_OBJECTS = """
+# every object of `public` and its owner
+_OWNED = """
 SELECT kind, name, owner FROM (
     SELECT CASE c.relkind WHEN 'v' THEN 'view' WHEN 'S' THEN 'sequence' ELSE 'table' END AS kind,
            c.relname AS name, pg_get_userbyid(c.relowner) AS owner
@@ -84,27 +85,67 @@ SELECT kind, name, owner FROM (
     SELECT 'type', t.typname, pg_get_userbyid(t.typowner)
     FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
     WHERE n.nspname = 'public' AND t.typtype IN ('e', 'd', 'r')
-) o WHERE owner <> current_user ORDER BY kind, name
+) o ORDER BY kind, name
 """
+# what the app role may do to each table and sequence of `public`
+_TABLE_GRANTS = """
+SELECT c.relname AS name, c.relkind = 'S' AS sequence,
+       array(SELECT p FROM unnest($2::text[]) AS p
+             WHERE has_table_privilege($1, c.oid, p)) AS held
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'S')
+ORDER BY c.relname
+"""
+_TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+_APP_TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 
-async def role_findings(conn: Connection) -> list[str]:
-    """What differs from the documented arrangement (registry/store/roles.py,
-    deploy/registry-role.sql), for the role connected: it holds no SUPERUSER, CREATEDB,
-    CREATEROLE, REPLICATION or BYPASSRLS; it owns every object of the `public` schema;
-    only it (no PUBLIC) may connect to the database."""
+async def role_findings(conn: Connection, *, app_role: str, owner_role: str | None) -> list[str]:
+    """What differs from the documented roles and grants (registry/store/roles.py,
+    deploy/registry-role.sql). With `owner_role`: it owns every object of `public` and
+    may create there; `app_role` owns nothing, may use (not create in) the schema, and
+    holds SELECT, INSERT, UPDATE and DELETE on every table (no more) and USAGE on every
+    sequence. Without (one role): `app_role` owns every object and may create there.
+    Either way neither role is a superuser or holds CREATEDB, CREATEROLE, REPLICATION or
+    BYPASSRLS, and only they (not PUBLIC) may connect to the database."""
+    roles = [app_role] if owner_role is None else [app_role, owner_role]
+    owner = owner_role or app_role
     found: list[str] = []
-    attributes = await conn.fetchrow(_ATTRIBUTES)
-    user = await conn.fetchval("SELECT current_user")
-    if attributes is not None:
-        held = [name[3:].upper() for name, value in attributes.items() if value]
+    rows = {row["rolname"]: row for row in await conn.fetch(_ATTRIBUTES, roles)}
+    for role in roles:
+        row = rows.get(role)
+        if row is None:
+            found.append(f"role {role} does not exist (deploy/registry-role.sql makes it)")
+            continue
+        held = [name[3:].upper() for name, value in row.items() if value is True]
         if held:
-            found.append(
-                f"the registry connects as {user}, which holds {', '.join(held)}: the documented "
-                "role holds none of them (deploy/registry-role.sql)"
-            )
-    for kind, name, owner in await conn.fetch(_FOREIGN_OBJECTS):
-        found.append(f"{kind} {name} is owned by {owner}, not by {user}, the registry's role")
+            found.append(f"{role} holds {', '.join(held)}: the documented role holds none of them")
+    for kind, name, actual in await conn.fetch(_OWNED):
+        if actual != owner:
+            found.append(f"{kind} {name} is owned by {actual}, not by {owner}")
+    if owner_role is not None:
+        for name, sequence, held in await conn.fetch(_TABLE_GRANTS, app_role, _TABLE_PRIVILEGES):
+            wanted = ("SELECT",) if sequence else _APP_TABLE_PRIVILEGES
+            missing = [p for p in wanted if p not in held]
+            extra = [p for p in held if p not in wanted and not sequence]
+            if missing:
+                found.append(f"{app_role} lacks {', '.join(missing)} on {name}")
+            if extra:
+                found.append(
+                    f"{app_role} holds {', '.join(extra)} on {name}, beyond the documented"
+                )
+    schema = await conn.fetchrow(
+        "SELECT has_schema_privilege($1, 'public', 'USAGE') AS app_usage, "
+        "has_schema_privilege($1, 'public', 'CREATE') AS app_create, "
+        "has_schema_privilege($2, 'public', 'CREATE') AS owner_create",
+        app_role,
+        owner,
+    )
+    assert schema is not None
+    if not schema["owner_create"] or not schema["app_usage"]:
+        found.append(f"{owner} may not create in the schema public, or {app_role} not use it")
+    if owner_role is not None and schema["app_create"]:
+        found.append(f"{app_role} may create in the schema public: only {owner_role} may")
     if await conn.fetchval(
         "SELECT has_database_privilege('public', current_database(), 'CONNECT')"
     ):
