@@ -66,6 +66,7 @@ __all__ = [
     "UsageRecord",
     "VersionRecord",
     "asplit_lines",
+    "json_schema",
     "split_lines",
 ]
 
@@ -579,3 +580,25 @@ def _check_version(number: int, record: VersionRecord) -> None:
         msgspec.json.decode(record.acceptances, type=list[Acceptance])
     except msgspec.ValidationError as exc:
         raise ExportFileError(number, f"{label}: acceptances: {exc}") from None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a line of the file (`schemas/export.schema.json`)."""
+    schema = msgspec.json.schema(Header | Record | EndRecord)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://mcp-tool-registry.dev/schemas/export.schema.json",
+        "title": "Export line",
+        "description": "One line of a registry export file (JSON Lines; docs/operations.md): "
+        "a header first, each namespace's records after its namespace record, the audit "
+        "events, an end record last. Generated from registry/export_format.py: "
+        "`python -m registry.export_format > schemas/export.schema.json`.",
+        **schema,
+    }
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")

@@ -118,14 +118,31 @@ def _output(path: str) -> Iterator[IO[bytes]]:
         raise
 
 
+_NOUNS: Final = {
+    "namespace": ("namespace", "namespaces"),
+    "tool": ("tool", "tools"),
+    "version": ("version", "versions"),
+    "converter": ("converter", "converters"),
+    "alias": ("alias", "aliases"),
+    "policy": ("policy", "policies"),
+    "capabilities": ("capability record", "capability records"),
+    "usage": ("usage count", "usage counts"),
+    "audit": ("audit event", "audit events"),
+}
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """`2 namespaces, 1 tool, ...` in file order."""
+    return ", ".join(f"{n} {_NOUNS.get(kind, (kind, kind))[n != 1]}" for kind, n in counts.items())
+
+
 def _summary(last: bytes, output: str) -> str:
     try:
         end = msgspec.json.decode(last, type=EndRecord)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise InputError("the export ended before its end record: nothing was written") from None
-    counts = ", ".join(f"{n} {kind}" for kind, n in end.counts.items())
     where = "stdout" if output == "-" else output
-    return f"exported {end.records} records ({counts or 'none'}) to {where}"
+    return f"exported {end.records} records ({_counted(end.counts) or 'none'}) to {where}"
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -243,10 +260,10 @@ def run_import(args: argparse.Namespace) -> int:
         for line in failed.lines:
             print(f"{PROG}: {line}", file=sys.stderr)
         return failed.code
-    counts = ", ".join(f"{n} {kind}" for kind, n in answer["counts"].items())
     print(
         f"imported {', '.join(answer['namespaces']) or 'no namespace'} "
-        f"({counts or 'no record'}); {answer['verified_digests']} digests verified"
+        f"({_counted(answer['counts']) or 'no record'}); "
+        f"{answer['verified_digests']} digests verified"
         + (f"; mode {args.mode}" if args.mode else ""),
         file=sys.stderr,
     )

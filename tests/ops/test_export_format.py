@@ -226,3 +226,30 @@ def test_a_line_longer_than_the_limit_is_refused_before_it_is_held() -> None:
     chunks = [export_file()[0], b"x" * (MAX_LINE_BYTES // 2), b"x" * (MAX_LINE_BYTES // 2 + 2)]
     with pytest.raises(ExportFileError, match="line 2: the line is longer than"):
         list(split_lines(chunks))
+
+
+def test_the_schema_in_the_repository_is_the_format_s() -> None:
+    import json
+    from pathlib import Path
+
+    from registry.export_format import json_schema
+
+    committed = Path(__file__).resolve().parents[2] / "schemas" / "export.schema.json"
+    assert json.loads(committed.read_text(encoding="utf-8")) == json_schema(), (
+        "schemas/export.schema.json is stale: python -m registry.export_format > "
+        "schemas/export.schema.json"
+    )
+
+
+def test_every_line_of_a_file_is_valid_under_the_schema() -> None:
+    import json
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    committed = Path(__file__).resolve().parents[2] / "schemas" / "export.schema.json"
+    validator = Draft202012Validator(
+        json.loads(committed.read_text()), format_checker=FormatChecker()
+    )
+    for line in export_file():
+        validator.validate(json.loads(line))

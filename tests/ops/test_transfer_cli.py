@@ -32,13 +32,13 @@ async def test_export_then_import_through_the_databases(
     )  # fmt: skip
     assert code == 0, err
     assert err == (
-        "exported 28 records (2 namespace, 2 tool, 5 version, 1 converter, 1 alias, 1 policy, "
-        f"2 capabilities, 14 audit) to {file}\n"
+        "exported 28 records (2 namespaces, 2 tools, 5 versions, 1 converter, 1 alias, 1 policy, "
+        f"2 capability records, 14 audit events) to {file}\n"
     )
     assert oct(file.stat().st_mode & 0o777) == "0o600", "an export holds the audit log"
     code, err = await registry("import", str(file), "--database-url", target.database_url)
     assert code == 0, err
-    assert err.startswith("imported billing, quiet (2 namespace, 2 tool, 5 version, ")
+    assert err.startswith("imported billing, quiet (2 namespaces, 2 tools, 5 versions, ")
     assert err.rstrip().endswith("; 5 digests verified")
     tags = ("billing", "quiet")
     assert await toolset_tags(target.client, tags) == await toolset_tags(source.client, tags)
@@ -63,7 +63,7 @@ async def test_a_pipe_from_one_registry_to_another_over_http(
         f"{REGISTRY[-1]} import - --mode import {dst}"
     )
     assert code == 0, err
-    assert "imported docs (1 namespace, 1 tool, 2 version, 1 converter, 1 policy, " in err
+    assert "imported docs (1 namespace, 1 tool, 2 versions, 1 converter, 1 policy, " in err
     assert err.rstrip().endswith("; 2 digests verified; mode import")
     assert await toolset_tags(target.client, ("docs",)) == await toolset_tags(
         source.client, ("docs",)
