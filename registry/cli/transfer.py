@@ -202,11 +202,11 @@ def _export_http(args: argparse.Namespace, url: str) -> bytes:
                 raise InputError(_problem(target, response))
             last = b""
             with _output(args.output) as out:
-                pending = b""
+                tail = b""
                 for chunk in response.iter_bytes(CHUNK):
                     out.write(chunk)
-                    pending = (pending + chunk)[-(1 << 20) :]  # enough to hold the end record
-                last = pending.rstrip(b"\n").rpartition(b"\n")[2]
+                    tail = (tail + chunk)[-65536:]  # the end record is a few hundred bytes
+                last = tail.rstrip(b"\n").rpartition(b"\n")[2]
                 if not last.startswith(b'{"kind":"end"'):
                     raise InputError(f"{target}: the export ended early: nothing was written")
             return last

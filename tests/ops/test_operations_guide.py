@@ -1,8 +1,7 @@
 """docs/operations.md runs as written, against two live `registry serve`.
 
-(tests/readme_transcripts.py runs the transcripts.)
-
-Every ```console transcript of the guide runs in order in one shell, in a
+Every ```console transcript of the guide runs in order in one shell
+(tests/readme_transcripts.py, as the README's do), in a
 copy of `examples/`, with the virtual environment's `bin` first on PATH. The
 source serves on the embedded PostgreSQL under `.registry` of that directory
 (the guide's `http://127.0.0.1:8080`), the target under `target`
