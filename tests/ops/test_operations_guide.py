@@ -68,7 +68,25 @@ def test_the_guide_runs_as_written(spawn: Any, tmp_path: Path) -> None:
         NO_COLOR="1",
         REGISTRY_BOOTSTRAP_TOKEN=TOKEN,
     )
-    mismatches = run(commands, workdir, env, timeout=540)
+    try:
+        mismatches = run(commands, workdir, env, timeout=540)
+    finally:
+        _stop_what_the_guide_started(restored)
     assert not mismatches, "\n".join(
         str(m).replace("README", "docs/operations.md") for m in mismatches
     )
+
+
+def _stop_what_the_guide_started(port: int) -> None:
+    """The guide stops the serve it starts; when a transcript failed before it did, stop
+    it here (SIGTERM: it stops its embedded PostgreSQL too), found by the port it got."""
+    import psutil
+
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        command = process.info["cmdline"] or []
+        if "serve" in command and f"--port {port}" in " ".join(command):
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except psutil.TimeoutExpired:
+                process.kill()
