@@ -20,6 +20,7 @@ from registry.api.problems import (
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
+    WRITE_PROBLEMS,
     ApiError,
     problem_responses,
 )
@@ -221,6 +222,7 @@ async def _execute(
         "version-in-use",
         "acceptance-unmatched",
         "policy-invalid",
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )

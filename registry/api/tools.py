@@ -22,6 +22,7 @@ from registry.api.problems import (
     PARAMETER_PROBLEMS,
     POLICY_PROBLEMS,
     SERVER_PROBLEMS,
+    WRITE_PROBLEMS,
     ApiError,
     also_answers,
     namespace_not_found,
@@ -129,7 +130,11 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     status_code=201,
     responses={
         **problem_responses(
-            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *BODY_PROBLEMS, *SERVER_PROBLEMS
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            *WRITE_PROBLEMS,
+            *SERVER_PROBLEMS,
         ),
         **also_answers(200, NamespaceEntry, "The namespace already exists"),
     },
@@ -225,6 +230,7 @@ def _plan(
             *POLICY_PROBLEMS,
             "version-in-use",
             "acceptance-unmatched",
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
@@ -492,6 +498,7 @@ async def _lifecycle_call(coro: Any) -> Version:
         "not-found",
         "illegal-transition",
         "route-lost",
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )
@@ -531,6 +538,7 @@ async def deprecate(
         "illegal-transition",
         "route-lost",
         "version-in-use",
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )
@@ -576,6 +584,7 @@ async def retire(
             "not-found",
             "conflict",
             *POLICY_PROBLEMS,
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, ConverterAnswer, "The same converter was already registered"),
@@ -634,6 +643,7 @@ async def register_converter(
             "not-found",
             "conflict",
             *POLICY_PROBLEMS,
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(201, AliasAnswer, "The alias was created"),
