@@ -8,6 +8,9 @@ LINT_PATHS := $(wildcard registry tests bench examples)
 # the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
 TS_CLIENT := tests/clients/ts
 TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
+# reference MCP servers behind `registry proxy` in tests/proxy (pinned by its package-lock.json)
+UPSTREAMS := tests/proxy/upstreams
+UPSTREAMS_STAMP := $(UPSTREAMS)/node_modules/.installed
 # the TypeScript gate (an npm package; its tests run in pytest: tests/e2e_ts)
 SDK_TS := sdk-ts
 SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
@@ -35,7 +38,11 @@ $(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
 	touch $@
 
-test-clients: $(TS_CLIENT_STAMP)
+test-clients: $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP)
+
+$(UPSTREAMS_STAMP): $(UPSTREAMS)/package.json $(UPSTREAMS)/package-lock.json
+	npm ci --prefix $(UPSTREAMS) --no-audit --no-fund --silent
+	touch $@
 
 $(SDK_TS_STAMP): $(SDK_TS)/package.json $(SDK_TS)/package-lock.json
 	npm ci --prefix $(SDK_TS) --no-audit --no-fund --silent
@@ -60,7 +67,7 @@ browser:
 	  fi; \
 	fi
 
-pytest: $(STAMP) $(TS_CLIENT_STAMP) sdk-ts browser
+pytest: $(STAMP) $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP) sdk-ts browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -84,4 +91,4 @@ conformance: $(STAMP)
 	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules $(UPSTREAMS)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

@@ -10,6 +10,7 @@ returns the exit code. The verbs live by group, each module listing its own:
     usage.py      retire, usage                     (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
     capture.py    capture                           ([mcp] extra, imported in live.py)
+    proxy.py      proxy                             ([mcp] extra, imported inside)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
 `__init__`, so there is no import circle.
@@ -27,7 +28,7 @@ import sys
 from collections.abc import Sequence
 
 from registry import __version__
-from registry.cli import capture, client, engine, pipeline, service, usage
+from registry.cli import capture, client, engine, pipeline, proxy, service, usage
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, PROG, InputError, Verb
 
 __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Verb", "main"]
@@ -39,6 +40,7 @@ VERBS: list[Verb] = [
     *usage.VERBS,
     *pipeline.PIPELINE_VERBS,
     *capture.VERBS,
+    *proxy.VERBS,
 ]
 
 
