@@ -14,7 +14,9 @@ through byte for byte and in order, except:
 * the upstream's `initialize` result: `capabilities.tools.listChanged` is
   declared, because the proxy announces every toolset swap;
 * a JSON-RPC batch from the host (2025-03-26): its messages are relayed one by one,
-  so that no call inside one passes ungated.
+  so that no call inside one passes ungated;
+* a 2026-07-28 `subscriptions/listen` for tool changes that the upstream does not
+  serve (-32601): the proxy serves that stream itself (its ack, its notifications).
 
 A toolset swap sends `notifications/tools/list_changed` to a handshake-era
 session and onto every 2026-07-28 `subscriptions/listen` stream that asked for
@@ -64,6 +66,7 @@ _MAX_PAGES = 1000
 _INTERNAL = "registry-proxy-"
 _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _UPSTREAM_ERROR = -32603
+_METHOD_NOT_FOUND = -32601
 _LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
 
 FrontFactory = Callable[[], Awaitable[tuple[ProxyFront, Connected]]]
@@ -285,6 +288,11 @@ class StdioRelay:
         if method is msgspec.UNSET or request_id is msgspec.UNSET:
             if method == "notifications/initialized":
                 self._initialized = True
+            elif method == "notifications/cancelled" and self._listens:
+                params = _decode(line).get("params")
+                cancelled = params.get("requestId") if isinstance(params, dict) else None
+                if _hashable(cancelled) and self._listens.pop(cancelled, None) is not None:
+                    self._pending.pop(cancelled, None)
             await self._to_upstream(line)  # a notification, or an answer to the upstream
             return
         if method == "tools/call":
@@ -531,7 +539,31 @@ class StdioRelay:
         if method == "server/discover":
             self._cancel_init_timer()
         elif method == "subscriptions/listen":
-            self._listens.pop(request_id, None)
+            return self._listen_answered(line, request_id)
+        return line
+
+    def _listen_answered(self, line: bytes, request_id: Any) -> bytes:
+        """The end of a listen stream, or the upstream serves none: then the proxy
+        serves the host's stream of tool changes itself (its ack, then one
+        notification per toolset swap, until the host cancels it)."""
+        message = _decode(line)
+        error = message.get("error")
+        if (
+            self._listens.get(request_id)
+            and isinstance(error, dict)
+            and error.get("code") == _METHOD_NOT_FOUND
+        ):
+            self._pending[request_id] = "subscriptions/listen"
+            ack = {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {
+                    "notifications": {"toolsListChanged": True},
+                    "_meta": {_SUBSCRIPTION_ID: request_id},
+                },
+            }
+            return _encode(ack)
+        self._listens.pop(request_id, None)
         return line
 
     def _cancel_init_timer(self) -> None:
