@@ -1,10 +1,10 @@
 """Driving `registry proxy` as a host does: the official clients on its stdio.
 
-    recorder = Recorder.at(tmp_path, [DB_QUERY_V4])      # an upstream that records its calls
-    async with proxied(proxy_command("billing", recorder.command()), env) as proxy:
-        await proxy.session.list_tools()
-        recorder.calls()                                 # what the upstream really received
-    proxy.stderr                                         # the proxy's (and upstream's) stderr
+recorder = Recorder.at(tmp_path, [DB_QUERY_V4])      # an upstream that records its calls
+async with proxied(proxy_command("billing", recorder.command()), env) as proxy:
+    await proxy.session.list_tools()
+    recorder.calls()                                 # what the upstream really received
+proxy.stderr                                         # the proxy's (and upstream's) stderr
 """
 
 from __future__ import annotations

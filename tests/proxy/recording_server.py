@@ -7,8 +7,9 @@ and answers every `tools/call` with `{"received": <arguments>}`, after
 appending `{"name", "arguments"}` to LOG as one JSON line: the tests read LOG to
 prove what an upstream behind `registry proxy` really received. A call of a tool
 named `slow` sleeps `arguments.seconds` first; a call of `relist` sends
-`notifications/tools/list_changed` (as a server whose tools changed does). Stdio by default; `--http PORT`
-serves streamable HTTP on /mcp (handshake-era sessions and 2026-07-28).
+`notifications/tools/list_changed` (as a server whose tools changed does).
+Stdio by default; `--http PORT` serves streamable HTTP on /mcp (handshake-era
+sessions and 2026-07-28).
 """
 
 from __future__ import annotations

@@ -102,7 +102,9 @@ async def test_server_everything_behind_the_proxy(registry: Registry, tmp_path: 
             "echo",
             {
                 "definition": tools["echo"],
-                "converters": [{"from": 1, "ops": [{"op": "rename", "from": "/text", "to": "/message"}]}],
+                "converters": [
+                    {"from": 1, "ops": [{"op": "rename", "from": "/text", "to": "/message"}]}
+                ],
             },
         )
         for name, definition in tools.items():
