@@ -98,54 +98,51 @@ async def test_both_eras_over_http_are_gated_and_hear_the_swap(
         async with (
             running(recorder.command("--http", str(port)), tmp_path / "upstream.log"),
             http_proxy("billing", upstream, env, tmp_path / "proxy.log") as url,
+            Client(url, read_timeout_seconds=30) as modern,  # 2026-07-28, stateless
         ):
-            # 2026-07-28, stateless
-            async with Client(url, read_timeout_seconds=30) as modern:
-                assert modern.protocol_version == "2026-07-28"
-                listing = await modern.list_tools()
-                assert [t.name for t in listing.tools] == ["db.query"]
-                assert listing.tools[0].meta is not None
-                assert listing.tools[0].meta["schemaVersion"] == "v2"
-                converted = await modern.call_tool(
+            assert modern.protocol_version == "2026-07-28"
+            listing = await modern.list_tools()
+            assert [t.name for t in listing.tools] == ["db.query"]
+            assert listing.tools[0].meta is not None
+            assert listing.tools[0].meta["schemaVersion"] == "v2"
+            converted = await modern.call_tool("db.query", V1_CALL, meta={"schemaVersion": "v1"})
+            assert converted.structured_content == {"received": V2_CALL}
+            stale = await modern.call_tool("db.query", V1_CALL)
+            assert stale.is_error and stale.structured_content is not None
+            assert stale.structured_content["code"] == -31003
+
+            # handshake era, a session
+            changed = asyncio.Event()
+
+            async def on_message(message: Any) -> None:
+                if isinstance(message, types.ToolListChangedNotification):
+                    changed.set()
+
+            async with Client(
+                url, mode="legacy", read_timeout_seconds=30, message_handler=on_message
+            ) as legacy:
+                assert legacy.protocol_version == "2025-11-25"
+                caps = legacy.server_capabilities
+                assert caps.tools is not None and caps.tools.list_changed is True
+                (tool,) = (await legacy.list_tools()).tools
+                assert tool.meta is not None and tool.meta["schemaVersion"] == "v2"
+                converted = await legacy.call_tool(
                     "db.query", V1_CALL, meta={"schemaVersion": "v1"}
                 )
                 assert converted.structured_content == {"received": V2_CALL}
-                stale = await modern.call_tool("db.query", V1_CALL)
-                assert stale.is_error and stale.structured_content is not None
-                assert stale.structured_content["code"] == -31003
 
-                # handshake era, a session
-                changed = asyncio.Event()
-
-                async def on_message(message: Any) -> None:
-                    if isinstance(message, types.ToolListChangedNotification):
-                        changed.set()
-
-                async with Client(
-                    url, mode="legacy", read_timeout_seconds=30, message_handler=on_message
-                ) as legacy:
-                    assert legacy.protocol_version == "2025-11-25"
-                    caps = legacy.server_capabilities
-                    assert caps.tools is not None and caps.tools.list_changed is True
-                    (tool,) = (await legacy.list_tools()).tools
-                    assert tool.meta is not None and tool.meta["schemaVersion"] == "v2"
-                    converted = await legacy.call_tool(
-                        "db.query", V1_CALL, meta={"schemaVersion": "v1"}
+                async with modern.listen(tools_list_changed=True) as subscription:
+                    await publish(
+                        registry.client, "billing", "db.query", {"definition": ADDITIVE_V3}
                     )
-                    assert converted.structured_content == {"received": V2_CALL}
-
-                    async with modern.listen(tools_list_changed=True) as subscription:
-                        await publish(
-                            registry.client, "billing", "db.query", {"definition": ADDITIVE_V3}
-                        )
-                        with anyio.fail_after(20):
-                            async for event in subscription:
-                                assert type(event).__name__ == "ToolsListChanged"
-                                break
                     with anyio.fail_after(20):
-                        await changed.wait()
-                    (tool,) = (await legacy.list_tools()).tools
-                    assert tool.meta is not None and tool.meta["schemaVersion"] == "v3"
+                        async for event in subscription:
+                            assert type(event).__name__ == "ToolsListChanged"
+                            break
+                with anyio.fail_after(20):
+                    await changed.wait()
+                (tool,) = (await legacy.list_tools()).tools
+                assert tool.meta is not None and tool.meta["schemaVersion"] == "v3"
     assert recorder.calls() == [{"name": "db.query", "arguments": V2_CALL}] * 2
     assert "Traceback" not in (tmp_path / "proxy.log").read_text()
 
