@@ -17,7 +17,7 @@ SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance clean
+.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ $(UPSTREAMS_STAMP): $(UPSTREAMS)/package.json $(UPSTREAMS)/package-lock.json
 	npm ci --prefix $(UPSTREAMS) --no-audit --no-fund --silent
 	touch $@
 
+# the MCP conformance suite and the Node 22 it needs (tests/proxy/test_conformance.py)
+CONFORMANCE_STAMP := bench/conformance/node_modules/.installed
+$(CONFORMANCE_STAMP): bench/conformance/package.json bench/conformance/package-lock.json
+	npm ci --prefix bench/conformance --no-audit --no-fund --silent
+	touch $@
+
 $(SDK_TS_STAMP): $(SDK_TS)/package.json $(SDK_TS)/package-lock.json
 	npm ci --prefix $(SDK_TS) --no-audit --no-fund --silent
 	touch $@
@@ -67,7 +73,7 @@ browser:
 	  fi; \
 	fi
 
-pytest: $(STAMP) $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP) sdk-ts browser
+pytest: $(STAMP) $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP) $(CONFORMANCE_STAMP) sdk-ts browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -89,6 +95,15 @@ bench-ts: sdk-ts
 # the MCP conformance suite against a gated server and its ungated twin (not in make test)
 conformance: $(STAMP)
 	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
+
+# the suite against server-everything and the suite's own tools, directly and through
+# `registry proxy` (make test runs one round against server-everything)
+conformance-proxy: $(STAMP) $(UPSTREAMS_STAMP)
+	$(BIN)/python bench/proxy_conformance_bench.py --rounds 3 $(CONFORMANCE_ARGS)
+
+# the proxy's added latency and pass-through throughput against the same upstream direct
+bench-proxy: $(STAMP) $(UPSTREAMS_STAMP)
+	$(BIN)/python bench/proxy_bench.py $(BENCH_PROXY_ARGS)
 
 clean:
 	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules $(UPSTREAMS)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

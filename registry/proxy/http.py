@@ -91,6 +91,7 @@ class _Session:
     headers: dict[str, str] = field(default_factory=dict)  # the last request's, for our own
     streams: set[asyncio.Queue[bytes | None]] = field(default_factory=set)  # GET streams
     refresh: asyncio.Task[dict[str, Any] | None] | None = None
+    sse: bool = False  # the upstream answers this session's POSTs as event streams
 
 
 @dataclass
@@ -385,11 +386,11 @@ class HttpRelay:
         if self.front.pin and session.live.tools is None:
             error = await self._fetch_live(session, params)
             if error is not None:
-                await self._answer(send, request_id, Answer(error=error), headers)
+                await self._answer(send, request_id, Answer(error=error), headers, session)
                 return
         outcome = self.front.call(params, revision, session.live)
         if not isinstance(outcome, Forward):
-            await self._answer(send, request_id, outcome, headers)
+            await self._answer(send, request_id, outcome, headers, session)
             return
         message = dict(message)
         message["params"] = outcome.params
@@ -414,20 +415,33 @@ class HttpRelay:
         if cursor is None or session.live.tools is None:
             error = await self._fetch_live(session, params)
             if error is not None:
-                await self._answer(send, request_id, Answer(error=error), headers)
+                await self._answer(send, request_id, Answer(error=error), headers, session)
                 return
         revision = request_revision(params, session.revision)
-        await self._answer(
-            send, request_id, self.front.list_tools(params, revision, session.live), headers
-        )
+        answer = self.front.list_tools(params, revision, session.live)
+        await self._answer(send, request_id, answer, headers, session)
 
     async def _answer(
-        self, send: Send, request_id: Any, answer: Answer, headers: dict[str, str]
+        self,
+        send: Send,
+        request_id: Any,
+        answer: Answer,
+        headers: dict[str, str],
+        session: _Session,
     ) -> None:
+        """The proxy's own answer, framed as the upstream frames its answers (one SSE
+        event where it streams and the client takes streams, else JSON)."""
+        message = _rpc(request_id, answer)
+        if session.sse and "text/event-stream" in headers.get("accept", ""):
+            data = encode_event(message)
+            start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+            await send({"type": "http.response.start", "status": 200, "headers": start})
+            await send({"type": "http.response.body", "body": data})
+            return
         status = 200
         if answer.error is not None and _METHOD in headers:  # 2026-07-28 maps codes to statuses
             status = ERROR_CODE_HTTP_STATUS.get(int(answer.error.get("code", 0)), 200)
-        await _json(send, status, _rpc(request_id, answer))
+        await _json(send, status, message)
 
     async def _fetch_live(self, session: _Session, params: Any) -> dict[str, Any] | None:
         """The upstream's own tools/list for this session (every page); an error object
@@ -453,7 +467,7 @@ class HttpRelay:
                 page_params["cursor"] = cursor
             body["params"] = page_params
             try:
-                reply = await self._ask(headers, body, request_id)
+                reply, session.sse = await self._ask(headers, body, request_id)
             except (httpx.HTTPError, ValueError) as exc:
                 return {
                     "code": _UPSTREAM_ERROR,
@@ -484,7 +498,7 @@ class HttpRelay:
 
     async def _ask(
         self, headers: dict[str, str], body: dict[str, Any], request_id: str
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], bool]:
         """One request of the proxy's own; the JSON-RPC answer with its id (JSON or SSE)."""
         data = json.dumps(body).encode()
         async with self.client.stream(
@@ -496,13 +510,13 @@ class HttpRelay:
                     for event in splitter.feed(chunk):
                         message = json_message(event)
                         if isinstance(message, dict) and message.get("id") == request_id:
-                            return message
+                            return message, True
                 raise ValueError("the event stream ended without an answer")
             content = await response.aread()
             message = json.loads(content) if content else None
             if not isinstance(message, dict):
                 raise ValueError(f"HTTP {response.status_code} without a JSON-RPC answer")
-            return message
+            return message, False
 
     # ------------------------------------------------------------ initialize, listen
 

@@ -47,11 +47,7 @@ class EventSplitter:
 def json_message(event: bytes) -> Any:
     """The JSON value an event's `data:` lines carry, or None (a comment, a ping, not JSON)."""
     lines = event.decode("utf-8", "replace").splitlines()
-    data = [
-        line[5:].removeprefix(" ")
-        for line in lines
-        if line.startswith("data:")
-    ]
+    data = [line[5:].removeprefix(" ") for line in lines if line.startswith("data:")]
     if not data:
         return None
     try:

@@ -212,3 +212,30 @@ def alive(pid: int) -> bool:
     if status.exists():
         return status.read_text().split(") ", 1)[1][:1] != "Z"
     return True
+
+
+def toolset_bytes(namespace: str, tools: Sequence[dict[str, Any]]) -> bytes:
+    """A toolset payload serving each tool as its v1 (for `--toolset FILE`: no registry)."""
+    from registry.canonical import digest
+    from registry.sdk import Toolset, payload_digest
+
+    entries = [
+        {
+            "name": tool["name"],
+            "current": 1,
+            "versions": [
+                {
+                    "version": 1,
+                    "digest": digest(tool),
+                    "state": "active",
+                    "sunset": None,
+                    "definition": tool,
+                    "route": [],
+                }
+            ],
+            "retired": [],
+        }
+        for tool in tools
+    ]
+    body: dict[str, Any] = {"namespace": namespace, "tools": entries, "aliases": []}
+    return Toolset.from_payload({**body, "digest": payload_digest(body)}).to_json()

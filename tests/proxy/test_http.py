@@ -28,7 +28,14 @@ from tests.api.conftest import Registry
 from tests.e2e.harness import publish
 from tests.fixtures.seeds import DB_QUERY_V4
 from tests.ports import free_port
-from tests.proxy.harness import REGISTRY, ROOT, Recorder, everything_command, proxy_env
+from tests.proxy.harness import (
+    REGISTRY,
+    ROOT,
+    Recorder,
+    everything_command,
+    proxy_env,
+    toolset_bytes,
+)
 from tests.proxy.test_stdio_gate import ADDITIVE_V3, V1_CALL, V2_CALL, seed_000_v1_v2
 
 
@@ -182,9 +189,7 @@ async def test_server_everything_over_http_behind_the_proxy(
 
 async def test_an_unreachable_upstream_is_one_line_and_exit_1(tmp_path: Path) -> None:
     toolset = tmp_path / "toolset.json"
-    from tests.proxy.test_stdio_faults import _toolset_bytes
-
-    toolset.write_bytes(_toolset_bytes())
+    toolset.write_bytes(toolset_bytes("billing", [DB_QUERY_V4]))
     process = await asyncio.create_subprocess_exec(
         REGISTRY,
         "proxy",

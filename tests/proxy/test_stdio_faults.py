@@ -33,6 +33,7 @@ from tests.proxy.harness import (
     proxy_command,
     proxy_env,
     raw_proxy,
+    toolset_bytes,
 )
 
 SLOW = {
@@ -64,7 +65,7 @@ async def test_a_bad_upstream_is_one_line_and_exit_1_never_a_hang(
     tmp_path: Path, upstream: list[str], said: str
 ) -> None:
     toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(_toolset_bytes())
+    toolset.write_bytes(toolset_bytes("billing", [DB_QUERY_V4]))
     command = proxy_command("billing", upstream, "--toolset", str(toolset), "--init-timeout", "1")
     started = time.monotonic()
     async with raw_proxy(command, {}) as proxy:
@@ -85,7 +86,7 @@ async def test_an_upstream_killed_mid_call_fails_the_call_and_the_proxy(tmp_path
     recorder = Recorder.at(tmp_path, [SLOW])
     pid_file = tmp_path / "upstream.pid"
     toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(_toolset_bytes([SLOW]))
+    toolset.write_bytes(toolset_bytes("billing", [SLOW]))
     command = proxy_command(
         "billing", recorder.command("--pid", str(pid_file)), "--toolset", str(toolset)
     )
@@ -109,7 +110,7 @@ async def test_an_upstream_killed_mid_call_fails_the_call_and_the_proxy(tmp_path
 async def test_a_slow_upstream_holds_only_its_own_call(tmp_path: Path) -> None:
     recorder = Recorder.at(tmp_path, [SLOW])
     toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(_toolset_bytes([SLOW]))
+    toolset.write_bytes(toolset_bytes("billing", [SLOW]))
     command = proxy_command("billing", recorder.command(), "--toolset", str(toolset))
     with anyio.fail_after(60):
         async with proxied(command, {}, tmp_path / "proxy.err") as proxy:
@@ -170,7 +171,7 @@ async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
     recorder = Recorder.at(tmp_path, [DB_QUERY_V4])
     pid_file = tmp_path / "upstream.pid"
     toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(_toolset_bytes())
+    toolset.write_bytes(toolset_bytes("billing", [DB_QUERY_V4]))
     command = proxy_command(
         "billing", recorder.command("--pid", str(pid_file)), "--toolset", str(toolset)
     )
@@ -191,29 +192,3 @@ async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
         await asyncio.sleep(0.05)
     assert not alive(upstream)
     assert "Traceback" not in stderr
-
-
-def _toolset_bytes(tools: list[dict[str, object]] | None = None) -> bytes:
-    from registry.canonical import digest
-    from registry.sdk import Toolset, payload_digest
-
-    entries = [
-        {
-            "name": tool["name"],
-            "current": 1,
-            "versions": [
-                {
-                    "version": 1,
-                    "digest": digest(tool),
-                    "state": "active",
-                    "sunset": None,
-                    "definition": tool,
-                    "route": [],
-                }
-            ],
-            "retired": [],
-        }
-        for tool in (tools or [DB_QUERY_V4])
-    ]
-    body: dict[str, object] = {"namespace": "billing", "tools": entries, "aliases": []}
-    return Toolset.from_payload({**body, "digest": payload_digest(body)}).to_json()
