@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[server,mcp,fastmcp,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[server,mcp,proxy,fastmcp,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -45,7 +45,6 @@ from typing import Any
 
 import anyio
 import msgspec
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from registry.cli.stdio_server import StdioServer
 from registry.proxy.access import Connected, ProxyError
@@ -65,6 +64,7 @@ MAX_LINE = 64 * 1024 * 1024
 _MAX_PAGES = 1000
 _INTERNAL = "registry-proxy-"
 _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_CHUNK = 1 << 16
 _UPSTREAM_ERROR = -32603
 _METHOD_NOT_FOUND = -32601
 _LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
@@ -114,13 +114,14 @@ class StdioRelay:
         assert process.stdin is not None and process.stdout is not None
         self._process = process
         self._upstream_in = process.stdin
-        self._upstream_out = BufferedByteReceiveStream(process.stdout)
+        self._upstream_stdout = process.stdout
         self._host_in = host_in
         self._host_out = host_out
         self._make_front = make_front
         self._init_timeout = init_timeout
         self._request_timeout = request_timeout
         self._front_task: asyncio.Task[tuple[ProxyFront, Connected]] | None = None
+        self._front_now: ProxyFront | None = None  # once the boot is done
         self.connected: Connected | None = None
         self._pending: dict[Any, str] = {}  # host request id -> method, forwarded upstream
         self._internal: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -203,6 +204,7 @@ class StdioRelay:
     async def _boot(self) -> tuple[ProxyFront, Connected]:
         front, connected = await self._make_front()
         self.connected = connected
+        self._front_now = front
         subscribe = getattr(connected.source, "subscribe", None)
         if callable(subscribe):
             self._unsubscribe = subscribe(self._toolset_swapped)
@@ -262,28 +264,49 @@ class StdioRelay:
     # ------------------------------------------------------------ host -> upstream
 
     async def _from_host(self) -> None:
+        """Lines from the host, relayed in order; what a read brings is written upstream
+        in one write (pass-through costs a peek per message, not a write and a drain)."""
         reader = self._host_in
+        buffer = b""
         while True:
-            try:
-                line = await reader.readline()
-            except ValueError as exc:  # asyncio's LimitOverrunError, wrapped
-                raise ProxyError(f"the host sent a message longer than {MAX_LINE} bytes") from exc
-            if not line:
+            chunk = await reader.read(_CHUNK)
+            if not chunk:
+                if buffer.strip():
+                    await self._host_lines([buffer + b"\n"])
                 self._done.set()  # host EOF: the host is done with the server
                 return
-            if not line.endswith(b"\n"):
-                line += b"\n"
-            try:
-                peek = _peek(line)
-            except msgspec.DecodeError:
-                if line.lstrip().startswith(b"["):
-                    await self._batch(line)
-                else:
-                    await self._to_upstream(line)  # the upstream answers the parse error
+            buffer += chunk
+            if b"\n" not in chunk:
+                if len(buffer) > MAX_LINE:
+                    raise ProxyError(f"the host sent a message longer than {MAX_LINE} bytes")
                 continue
-            await self._host_message(line, peek)
+            *lines, buffer = buffer.split(b"\n")
+            await self._host_lines([line + b"\n" for line in lines if line.strip()])
 
-    async def _host_message(self, line: bytes, peek: _Peek) -> None:
+    async def _host_lines(self, lines: list[bytes]) -> None:
+        out: list[bytes] = []
+        for line in lines:
+            forward = self._host_message(line)
+            if forward is None:  # it has to wait (boot, a live listing): what came first goes first
+                if out:
+                    await self._to_upstream(b"".join(out))
+                    out.clear()
+                forward = await self._host_message_later(line)
+            if forward:
+                out.append(forward)
+        if out:
+            await self._to_upstream(b"".join(out))
+        await self._host_out.drain()
+
+    def _host_message(self, line: bytes) -> bytes | None:
+        """What to send upstream for one host message (b"": nothing, answered here);
+        None when it must wait for something first (`_host_message_later`)."""
+        try:
+            peek = _peek(line)
+        except msgspec.DecodeError:
+            if line.lstrip().startswith(b"["):
+                return self._batch(line)
+            return line  # the upstream answers the parse error
         method, request_id = peek.method, peek.id
         if method is msgspec.UNSET or request_id is msgspec.UNSET:
             if method == "notifications/initialized":
@@ -293,39 +316,59 @@ class StdioRelay:
                 cancelled = params.get("requestId") if isinstance(params, dict) else None
                 if _hashable(cancelled) and self._listens.pop(cancelled, None) is not None:
                     self._pending.pop(cancelled, None)
-            await self._to_upstream(line)  # a notification, or an answer to the upstream
-            return
+            return line  # a notification, or an answer to the upstream
         if method == "tools/call":
-            await self._call(_decode(line))
-            return
+            front = self._front_now
+            if front is None or (front.pin and not self._pin_settled()):
+                return None
+            return self._call(front, _decode(line))
         if method == "tools/list":
             self._spawn(self._list(_decode(line)))
-            return
+            return b""
         if _hashable(request_id):
             self._pending[request_id] = method if isinstance(method, str) else ""
             if method in ("initialize", "server/discover"):
                 self._watch_init(method)
             elif method == "subscriptions/listen":
                 self._listen(request_id, _decode(line))
-        await self._to_upstream(line)
+        return line
 
-    async def _batch(self, line: bytes) -> None:
+    async def _host_message_later(self, line: bytes) -> bytes:
+        """A call that waits for the boot or for pin mode's live listing."""
+        message = _decode(line)
+        request_id = message.get("id")
+        params = message.get("params")
+        if _hashable(request_id):
+            self._pending[request_id] = "tools/call"  # answered with an error on a failure
+        front = await self._front()
+        if front.pin:
+            error = await self._pin_ready(front, params)
+            if error is not None:  # no live listing to compare with: never trust blindly
+                self._pending.pop(request_id, None)
+                self._to_host(error, request_id)
+                return b""
+        return self._call(front, message)
+
+    def _batch(self, line: bytes) -> bytes:
         try:
             messages = _decode(line)
         except msgspec.DecodeError:
-            await self._to_upstream(line)
-            return
+            return line
         if not isinstance(messages, list):
-            await self._to_upstream(line)
-            return
-        for message in messages:
-            encoded = _encode(message) + b"\n"
-            try:
-                peek = _peek(encoded)
-            except msgspec.DecodeError:
-                await self._to_upstream(encoded)
-                continue
-            await self._host_message(encoded, peek)
+            return line
+        out = []
+        for message in messages:  # relayed one by one: a call in a batch is gated too
+            forward = self._host_message(_encode(message) + b"\n")
+            if forward is None:
+                self._spawn(self._forward_later(_encode(message) + b"\n"))
+            elif forward:
+                out.append(forward)
+        return b"".join(out)
+
+    async def _forward_later(self, line: bytes) -> None:
+        forward = await self._host_message_later(line)
+        if forward:
+            await self._to_upstream(forward)
 
     def _listen(self, request_id: Any, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -348,31 +391,27 @@ class StdioRelay:
                 f"the upstream did not answer {method} within {self._init_timeout:g} s",
             )
 
-    async def _call(self, message: dict[str, Any]) -> None:
+    def _call(self, front: ProxyFront, message: dict[str, Any]) -> bytes:
+        """Gate one call: the line to forward (gated arguments), or b"" (answered here)."""
         request_id = message.get("id")
         params = message.get("params")
-        self._remember_envelope(params)
-        front = await self._front()
-        if front.pin:
-            if _hashable(request_id):
-                self._pending[request_id] = "tools/call"
-            error = await self._pin_ready(front, params)
-            if error is not None:  # no live listing to compare with: never trust blindly
-                self._pending.pop(request_id, None)
-                self._to_host(error, request_id)
-                await self._host_out.drain()
-                return
+        if self._listens or self._session_revision is None:
+            self._remember_envelope(params)
         outcome = front.call(params, request_revision(params, self._session_revision), self.live)
         if isinstance(outcome, Forward):
             message["params"] = outcome.params
             if _hashable(request_id):
                 self._pending[request_id] = "tools/call"
-            await self._to_upstream(_encode(message) + b"\n")
-        else:
-            if _hashable(request_id):
-                self._pending.pop(request_id, None)
-            self._answer(request_id, outcome)
-            await self._host_out.drain()
+            return _encode(message) + b"\n"
+        if _hashable(request_id):
+            self._pending.pop(request_id, None)
+        self._answer(request_id, outcome)
+        return b""
+
+    def _pin_settled(self) -> bool:
+        """Pin mode can judge a call now: a live listing, no re-read in flight."""
+        refresh = self._pin_refresh
+        return self.live.tools is not None and (refresh is None or refresh.done())
 
     async def _list(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -482,14 +521,15 @@ class StdioRelay:
     # ------------------------------------------------------------ upstream -> host
 
     async def _from_upstream(self) -> None:
-        stream = self._upstream_out
+        """Lines from the upstream, relayed in order, what a read brings in one write."""
+        stream = self._upstream_stdout
         out = self._host_out
+        buffer = b""
         while True:
             try:
-                line = await stream.receive_until(b"\n", MAX_LINE)
+                chunk = await stream.receive(_CHUNK)
             except (
                 anyio.EndOfStream,
-                anyio.IncompleteRead,
                 anyio.BrokenResourceError,
                 anyio.ClosedResourceError,
                 ConnectionError,
@@ -497,31 +537,37 @@ class StdioRelay:
             ):
                 await self._upstream_gone()
                 return
-            except anyio.DelimiterNotFound as exc:
-                raise ProxyError(
-                    f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout"
-                ) from exc
-            if not line.strip():
+            buffer += chunk
+            if b"\n" not in chunk:
+                if len(buffer) > MAX_LINE:
+                    raise ProxyError(
+                        f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout"
+                    )
                 continue
-            try:
-                peek = _peek(line)
-            except msgspec.DecodeError as exc:
-                if line.lstrip().startswith(b"["):  # a batch of answers: relayed as it is
-                    out.write(line + b"\n")
-                    continue
-                shown = line[:120].decode("utf-8", "replace")
-                raise ProxyError(
-                    f"the upstream wrote something that is not JSON-RPC on stdout: {shown!r}"
-                ) from exc
-            method = peek.method
-            if method is msgspec.UNSET:
-                line = self._upstream_answer(line, peek.id)
-                if not line:
-                    continue
-            elif method == "notifications/tools/list_changed":
-                self._upstream_list_changed()
-            out.write(line + b"\n")
+            *lines, buffer = buffer.split(b"\n")
+            relayed = [self._upstream_line(line) for line in lines if line.strip()]
+            out.write(b"".join(relayed))
             await out.drain()
+
+    def _upstream_line(self, line: bytes) -> bytes:
+        """What the host gets of one upstream line (b"": nothing, the proxy's own answer)."""
+        try:
+            peek = _peek(line)
+        except msgspec.DecodeError as exc:
+            if line.lstrip().startswith(b"["):  # a batch of answers: relayed as it is
+                return line + b"\n"
+            shown = line[:120].decode("utf-8", "replace")
+            raise ProxyError(
+                f"the upstream wrote something that is not JSON-RPC on stdout: {shown!r}"
+            ) from exc
+        method = peek.method
+        if method is msgspec.UNSET:
+            line = self._upstream_answer(line, peek.id)
+            if not line:
+                return b""
+        elif method == "notifications/tools/list_changed":
+            self._upstream_list_changed()
+        return line + b"\n"
 
     def _upstream_answer(self, line: bytes, request_id: Any) -> bytes:
         """An answer from the upstream: the proxy's own (consumed, b"" returned), or the
