@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.upstream and not re.match(r"^https?://", args.upstream):
         raise InputError(f"--upstream {args.upstream!r} is not an http(s) URL")
-    if not 0 < args.port < 65536:
+    if not 0 <= args.port < 65536:
         raise InputError(f"--port {args.port} is not a port number")
     try:
         from registry.proxy import ProxyError, ProxyOptions, serve_http, serve_stdio
