@@ -48,10 +48,18 @@ def test_the_guide_runs_as_written(spawn: Any, database_url: str, tmp_path: Path
     assert not mismatches, "\n".join(str(m) for m in mismatches)
 
 
+@pytest.mark.parametrize(
+    ("document", "after"),
+    [
+        (GUIDE, "A host configures the proxy"),
+        (ROOT / "README.md", "## Any server: `registry proxy`"),
+    ],
+    ids=["guide", "readme"],
+)
 async def test_the_host_configuration_launches_a_gated_server(
-    registry: Registry, tmp_path: Path
+    registry: Registry, tmp_path: Path, document: Path, after: str
 ) -> None:
-    text = GUIDE.read_text(encoding="utf-8").split("A host configures the proxy", 1)[1]
+    text = document.read_text(encoding="utf-8").split(after, 1)[1]
     block = re.search(r"```json\n(.*?)```", text, re.DOTALL)
     assert block is not None
     server = json.loads(block.group(1))["mcpServers"]["time"]
