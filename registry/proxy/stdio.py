@@ -40,6 +40,7 @@ import os
 import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -65,6 +66,17 @@ _MAX_PAGES = 1000
 _INTERNAL = "registry-proxy-"
 _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _CHUNK = 1 << 16
+_HIGH_WATER = 4 * 1024 * 1024
+# Without these bytes (and without a backslash, which could spell one of them in
+# escapes), no message of a block is one the proxy must see: it passes as it is.
+_GATED_MARKERS = (
+    b'"tools/',
+    b"initialize",
+    b"server/discover",
+    b"subscriptions/listen",
+    b"notifications/cancelled",
+    b"\\",
+)
 _UPSTREAM_ERROR = -32603
 _METHOD_NOT_FOUND = -32601
 _LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
@@ -93,6 +105,22 @@ def _envelope(params: Any) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if k.startswith("io.modelcontextprotocol/")}
 
 
+def _plain(block: bytes) -> bool:
+    """Whether a block of whole lines from the host holds nothing the proxy acts on."""
+    if block[:1] == b"[" or b"\n[" in block:
+        return False  # a batch
+    return not any(marker in block for marker in _GATED_MARKERS)
+
+
+def _asyncio_writer(stream: Any) -> asyncio.StreamWriter:
+    """The asyncio writer under anyio's process stdin: the relay writes without a task
+    switch per message (the proxy runs on asyncio or uvloop, so it is always there)."""
+    writer = getattr(stream, "_stream", None)
+    if not isinstance(writer, asyncio.StreamWriter):
+        raise TypeError(f"expected anyio's asyncio stdin wrapper, not {type(stream).__name__}")
+    return writer
+
+
 def _hashable(value: Any) -> bool:
     return isinstance(value, int | str)
 
@@ -103,7 +131,6 @@ class StdioRelay:
     def __init__(
         self,
         upstream: StdioServer,
-        host_in: asyncio.StreamReader,
         host_out: asyncio.StreamWriter,
         make_front: FrontFactory,
         *,
@@ -113,10 +140,13 @@ class StdioRelay:
         process = upstream.process
         assert process.stdin is not None and process.stdout is not None
         self._process = process
-        self._upstream_in = process.stdin
+        self._upstream_in = _asyncio_writer(process.stdin)
         self._upstream_stdout = process.stdout
-        self._host_in = host_in
         self._host_out = host_out
+        self._host_transport: asyncio.ReadTransport | None = None
+        self._host_buffer = b""
+        self._host_queue: deque[bytes] | None = None  # lines waiting behind one that waits
+        self._host_ended = False
         self._make_front = make_front
         self._init_timeout = init_timeout
         self._request_timeout = request_timeout
@@ -141,14 +171,15 @@ class StdioRelay:
 
     # ------------------------------------------------------------ running
 
-    async def run(self) -> int:
-        """Relay until the host leaves, the upstream fails or a signal comes; the exit code."""
+    async def run(
+        self, connect_host: Callable[[StdioRelay], Awaitable[asyncio.ReadTransport]]
+    ) -> int:
+        """Relay until the host leaves, the upstream fails or a signal comes; the exit code.
+        `connect_host` starts feeding the host's input to `host_data` / `host_eof`."""
         loop = asyncio.get_running_loop()
         self._front_task = loop.create_task(self._boot())
-        pumps = [
-            loop.create_task(self._guard(self._from_host())),
-            loop.create_task(self._guard(self._from_upstream())),
-        ]
+        pumps = [loop.create_task(self._guard(self._from_upstream()))]
+        self._host_transport = await connect_host(self)
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, self._on_signal, signum)
@@ -160,6 +191,8 @@ class StdioRelay:
                     loop.remove_signal_handler(signum)
             if self._init_timer is not None:
                 self._init_timer.cancel()
+            if self._host_transport is not None:
+                self._host_transport.close()
             for task in [*pumps, *self._tasks]:
                 task.cancel()
             await asyncio.gather(*pumps, *self._tasks, return_exceptions=True)
@@ -244,11 +277,31 @@ class StdioRelay:
 
     # ------------------------------------------------------------ writing
 
-    async def _to_upstream(self, line: bytes) -> None:
+    def _to_upstream(self, data: bytes) -> None:
+        """Write to the upstream's stdin now; past `_HIGH_WATER` buffered bytes the host's
+        input pauses until the upstream has read them."""
+        if not data:
+            return
+        writer = self._upstream_in
+        if writer.is_closing():
+            raise ProxyError(self._exit_text("stopped reading its stdin"))
+        writer.write(data)
+        transport = self._host_transport
+        if (
+            transport is not None
+            and writer.transport.get_write_buffer_size() > _HIGH_WATER
+            and transport.is_reading()
+        ):
+            transport.pause_reading()
+            self._spawn(self._resume_host_when_drained())
+
+    async def _resume_host_when_drained(self) -> None:
         try:
-            await self._upstream_in.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            await self._upstream_in.drain()
+        except (ConnectionError, OSError) as exc:
             raise ProxyError(self._exit_text("stopped reading its stdin")) from exc
+        if self._host_transport is not None and not self._host_transport.is_closing():
+            self._host_transport.resume_reading()
 
     def _to_host(self, error: dict[str, Any] | None, request_id: Any, result: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
@@ -263,40 +316,67 @@ class StdioRelay:
 
     # ------------------------------------------------------------ host -> upstream
 
-    async def _from_host(self) -> None:
-        """Lines from the host, relayed in order; what a read brings is written upstream
-        in one write (pass-through costs a peek per message, not a write and a drain)."""
-        reader = self._host_in
-        buffer = b""
-        while True:
-            chunk = await reader.read(_CHUNK)
-            if not chunk:
-                if buffer.strip():
-                    await self._host_lines([buffer + b"\n"])
-                self._done.set()  # host EOF: the host is done with the server
-                return
-            buffer += chunk
-            if b"\n" not in chunk:
-                if len(buffer) > MAX_LINE:
-                    raise ProxyError(f"the host sent a message longer than {MAX_LINE} bytes")
-                continue
-            *lines, buffer = buffer.split(b"\n")
-            await self._host_lines([line + b"\n" for line in lines if line.strip()])
+    def host_data(self, chunk: bytes) -> None:
+        """What the host wrote, as it arrives (called by the event loop, no task wakes):
+        whole lines go upstream in order, in one write per read."""
+        buffer = self._host_buffer + chunk
+        if b"\n" not in chunk:
+            self._host_buffer = buffer
+            if len(buffer) > MAX_LINE:
+                self._fail(f"the host sent a message longer than {MAX_LINE} bytes")
+            return
+        cut = buffer.rindex(b"\n") + 1
+        block, self._host_buffer = buffer[:cut], buffer[cut:]
+        if self._host_queue is not None:  # something waits: what follows waits behind it
+            self._host_queue.append(block)
+            return
+        try:
+            self._host_block(block)
+        except ProxyError as exc:
+            self._fail(str(exc))
 
-    async def _host_lines(self, lines: list[bytes]) -> None:
+    def host_eof(self) -> None:
+        """The host closed its end: done once what it sent is relayed."""
+        if self._host_ended:
+            return
+        self._host_ended = True
+        if self._host_buffer.strip():
+            self.host_data(b"\n")
+        if self._host_queue is None:
+            self._done.set()
+
+    def _host_block(self, block: bytes) -> None:
+        if _plain(block):  # no gated method can be in it: relayed as it is
+            self._to_upstream(block)
+            return
+        lines = [line + b"\n" for line in block.split(b"\n") if line.strip()]
         out: list[bytes] = []
-        for line in lines:
+        for index, line in enumerate(lines):
             forward = self._host_message(line)
-            if forward is None:  # it has to wait (boot, a live listing): what came first goes first
-                if out:
-                    await self._to_upstream(b"".join(out))
-                    out.clear()
-                forward = await self._host_message_later(line)
-            if forward:
-                out.append(forward)
-        if out:
-            await self._to_upstream(b"".join(out))
-        await self._host_out.drain()
+            if forward is None:  # it has to wait (boot, a live listing): the rest behind it
+                self._to_upstream(b"".join(out))
+                self._host_queue = deque([b"".join(lines[index:])])
+                self._spawn(self._host_waiting())
+                return
+            out.append(forward)
+        self._to_upstream(b"".join(out))
+
+    async def _host_waiting(self) -> None:
+        """Relay what waits, in order, until nothing does."""
+        queue = self._host_queue
+        assert queue is not None
+        while queue:
+            block = queue.popleft()
+            for line in block.split(b"\n"):
+                if not line.strip():
+                    continue
+                forward = self._host_message(line + b"\n")
+                if forward is None:
+                    forward = await self._host_message_later(line + b"\n")
+                self._to_upstream(forward)
+        self._host_queue = None
+        if self._host_ended:
+            self._done.set()
 
     def _host_message(self, line: bytes) -> bytes | None:
         """What to send upstream for one host message (b"": nothing, answered here);
@@ -366,9 +446,7 @@ class StdioRelay:
         return b"".join(out)
 
     async def _forward_later(self, line: bytes) -> None:
-        forward = await self._host_message_later(line)
-        if forward:
-            await self._to_upstream(forward)
+        self._to_upstream(await self._host_message_later(line))
 
     def _listen(self, request_id: Any, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -443,7 +521,7 @@ class StdioRelay:
         self._internal[request_id] = future
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         try:
-            await self._to_upstream(_encode(body) + b"\n")
+            self._to_upstream(_encode(body) + b"\n")
             return await asyncio.wait_for(future, self._request_timeout)
         except TimeoutError:
             return {
@@ -544,10 +622,24 @@ class StdioRelay:
                         f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout"
                     )
                 continue
-            *lines, buffer = buffer.split(b"\n")
-            relayed = [self._upstream_line(line) for line in lines if line.strip()]
-            out.write(b"".join(relayed))
+            cut = buffer.rindex(b"\n") + 1
+            block, buffer = buffer[:cut], buffer[cut:]
+            if self._upstream_plain(block):
+                out.write(block)
+            else:
+                lines = block.split(b"\n")
+                out.write(b"".join([self._upstream_line(line) for line in lines if line.strip()]))
             await out.drain()
+
+    def _upstream_plain(self, block: bytes) -> bool:
+        """Whether a block of whole lines from the upstream passes as it is: nothing
+        awaited by id (a gated call, the proxy's own request, initialize, a listen), no
+        list_changed, and a JSON object on every line (anything else is looked at)."""
+        if self._pending or self._internal or self._listens:
+            return False
+        if b"list_changed" in block or _INTERNAL.encode() in block:
+            return False
+        return all(line[:1] == b"{" for line in block.split(b"\n")[:-1])
 
     def _upstream_line(self, line: bytes) -> bytes:
         """What the host gets of one upstream line (b"": nothing, the proxy's own answer)."""
@@ -671,33 +763,74 @@ class StdioRelay:
 # ---------------------------------------------------------------- the process around it
 
 
-async def _host_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """This process's stdin and stdout as asyncio streams (a thread reads a stdin that
-    is a plain file, which an event loop cannot watch)."""
+class _HostInput(asyncio.Protocol):
+    """This process's stdin, handed to the relay as it arrives."""
+
+    def __init__(self, relay: StdioRelay) -> None:
+        self.relay = relay
+
+    def data_received(self, data: bytes) -> None:
+        self.relay.host_data(data)
+
+    def eof_received(self) -> bool:
+        self.relay.host_eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.relay.host_eof()
+
+
+class _ThreadInput(asyncio.ReadTransport):
+    """A stdin an event loop cannot watch (a plain file), read by a thread."""
+
+    def __init__(self, relay: StdioRelay, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._reading = threading.Event()
+        self._reading.set()
+        self._closed = False
+
+        def pump() -> None:
+            stdin = os.fdopen(0, "rb", 0, closefd=False)
+            while not self._closed and (chunk := stdin.read(_CHUNK)):
+                loop.call_soon_threadsafe(relay.host_data, chunk)
+                self._reading.wait()
+            loop.call_soon_threadsafe(relay.host_eof)
+
+        threading.Thread(target=pump, name="registry-proxy-stdin", daemon=True).start()
+
+    def is_reading(self) -> bool:
+        return self._reading.is_set()
+
+    def pause_reading(self) -> None:
+        self._reading.clear()
+
+    def resume_reading(self) -> None:
+        self._reading.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._reading.set()
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+
+async def _connect_host(relay: StdioRelay) -> asyncio.ReadTransport:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
+    stdin = os.fdopen(0, "rb", 0, closefd=False)
     try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
-            os.fdopen(0, "rb", 0, closefd=False),
-        )
+        transport, _ = await loop.connect_read_pipe(lambda: _HostInput(relay), stdin)
     except ValueError:
-        _read_in_thread(reader, loop)
+        return _ThreadInput(relay, loop)
+    return transport
+
+
+async def _host_output() -> asyncio.StreamWriter:
+    loop = asyncio.get_running_loop()
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(1, "wb", 0, closefd=False)
     )
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    return reader, writer
-
-
-def _read_in_thread(reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
-    def pump() -> None:
-        stdin = os.fdopen(0, "rb", 0, closefd=False)
-        while chunk := stdin.read(65536):
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-        loop.call_soon_threadsafe(reader.feed_eof)
-
-    threading.Thread(target=pump, name="registry-proxy-stdin", daemon=True).start()
+    return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 async def run_stdio(
@@ -719,16 +852,15 @@ async def run_stdio(
         )
         return 1
     async with upstream:
-        host_in, host_out = await _host_streams()
+        host_out = await _host_output()
         relay = StdioRelay(
             upstream,
-            host_in,
             host_out,
             make_front,
             init_timeout=init_timeout,
             request_timeout=request_timeout,
         )
-        code = await relay.run()
+        code = await relay.run(_connect_host)
     with contextlib.suppress(Exception):
         await host_out.drain()
     return code
