@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -37,6 +38,18 @@ sys.path.insert(0, str(ROOT))
 from tests.proxy.harness import everything_command, toolset_bytes  # noqa: E402
 
 LATENCY_GOAL_US = 100.0
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 THROUGHPUT_GOAL = 0.8
 
 
@@ -149,12 +162,20 @@ async def main_async(args: argparse.Namespace) -> int:
             times: dict[str, list[float]] = {"direct": [], "proxied": []}
             rates: dict[str, list[float]] = {"direct": [], "proxied": []}
             per_round = max(1, args.calls // args.rounds)
+            proxy_pid = proxied.process.pid
+            cpu: dict[str, float] = {"call": 0.0, "ping": 0.0}
             for _ in range(args.rounds):
+                before = cpu_seconds(proxy_pid)
                 for _ in range(per_round):  # alternate call by call
                     times["direct"].append(await timed_call(direct))
                     times["proxied"].append(await timed_call(proxied))
+                middle = cpu_seconds(proxy_pid)
                 for name, peer in (("direct", direct), ("proxied", proxied)):
                     rates[name].append(args.burst / await peer.burst(args.burst))
+                after = cpu_seconds(proxy_pid)
+                if before is not None and middle is not None and after is not None:
+                    cpu["call"] += middle - before
+                    cpu["ping"] += after - middle
         finally:
             await proxied.stop()
             await direct.stop()
@@ -174,6 +195,13 @@ async def main_async(args: argparse.Namespace) -> int:
     for name in ("direct", "proxied"):
         print(f"  {name:<8} {rate[name]:10.0f} requests/s (median of rounds)")
     print(f"  throughput ratio proxied/direct: {ratio:.2f}x (goal >= {THROUGHPUT_GOAL}x)")
+    calls, pings = len(times["proxied"]), args.burst * args.rounds
+    if cpu["call"] or cpu["ping"]:  # what the proxy itself spends, whatever the machine's load
+        print(
+            f"proxy CPU (user+system, /proc, {_TICK} ticks/s): "
+            f"{cpu['call'] / calls * 1e6:.0f} us per gated call, "
+            f"{cpu['ping'] / pings * 1e6:.1f} us per pass-through request"
+        )
     met = added <= LATENCY_GOAL_US and ratio >= THROUGHPUT_GOAL
     print("goals met" if met else "goals NOT met")
     return 0 if met else 1

@@ -27,8 +27,9 @@ listing then and compares it again.
 A bad upstream ends the proxy with one line on stderr and exit code 1: a command
 that does not start, exits, writes something that is not JSON-RPC on stdout, or
 does not answer `initialize` (or `server/discover`) within `init_timeout`.
-Requests the host is still waiting on are answered with an error first, so the
-host never hangs. Host EOF on stdin ends the proxy (exit 0), SIGINT or SIGTERM
+The calls and listings the host waits on (and every request of a block the
+proxy looked into) are answered with an error first; then the proxy's stdout
+closes, so the host never hangs. Host EOF on stdin ends the proxy (exit 0), SIGINT or SIGTERM
 too (exit 130 or 143); the upstream's process group is stopped every time.
 """
 
