@@ -109,8 +109,11 @@ class ProxyFront:
         on_decision: OnDecision | None = None,
         refusals: Refusals = "auto",
         warnings: TextIO | None = None,
+        page_size: int = 100,
     ) -> None:
-        self.gated = GatedTools(source, list_changed=False, on_decision=on_decision)
+        self.gated = GatedTools(
+            source, list_changed=False, on_decision=on_decision, page_size=page_size
+        )
         self._refusals: Refusals = refusals
         self.pin = pin
         self._warnings = warnings if warnings is not None else sys.stderr

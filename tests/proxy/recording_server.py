@@ -27,13 +27,20 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 
-def build(tools_file: Path, record: Path) -> Server[Any]:
+def build(tools_file: Path, record: Path, page_size: int | None = None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # read on every listing: a test changes the file to change the live tools
         definitions = json.loads(tools_file.read_text(encoding="utf-8"))
-        return types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in definitions])
+        tools = [types.Tool.model_validate(d) for d in definitions]
+        if page_size is None:
+            return types.ListToolsResult(tools=tools)
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + page_size
+        return types.ListToolsResult(
+            tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None
+        )
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -60,10 +67,11 @@ async def main() -> None:
     parser.add_argument("--record", type=Path, required=True)
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--pid", type=Path, help="write this process's id here")
+    parser.add_argument("--page-size", type=int, help="list the tools in pages of this size")
     args = parser.parse_args()
     if args.pid is not None:
         args.pid.write_text(str(os.getpid()), encoding="utf-8")
-    server = build(args.tools, args.record)
+    server = build(args.tools, args.record, args.page_size)
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
     if args.http is None:
         async with stdio_server() as (read_stream, write_stream):

@@ -160,3 +160,18 @@ def test_without_pin_nothing_is_withheld() -> None:
     front.set_live(listing, [changed(description="anything")], "2025-06-18")
     assert listing.unapproved == {}
     assert isinstance(front.call({"name": "lookup", "arguments": {}}, None, listing), Forward)
+
+
+def test_the_listing_pages_through_what_the_upstream_serves() -> None:
+    """The SDK's pages and cursors, over only the tools the upstream lists."""
+    front = ProxyFront(toolset(), page_size=1)
+    listing = LiveListing()
+    front.set_live(listing, [V2], "2025-06-18")
+    first = front.list_tools({}, "2025-06-18", listing).result
+    assert first is not None and [t["name"] for t in first["tools"]] == ["lookup"]
+    assert "nextCursor" not in first
+    front.set_live(listing, [], "2025-06-18")
+    empty = front.list_tools({}, "2025-06-18", listing).result
+    assert empty is not None and empty["tools"] == []
+    bad = front.list_tools({"cursor": "not-a-cursor"}, "2025-06-18", listing)
+    assert bad.error is not None and bad.error["code"] == -32602

@@ -157,3 +157,20 @@ async def test_a_2026_session_is_gated_and_hears_the_swap_on_its_listen_stream(
             assert listing.tools[0].meta is not None
             assert listing.tools[0].meta["schemaVersion"] == "v3"
     assert recorder.calls() == [{"name": "db.query", "arguments": V2_CALL}]
+
+
+async def test_every_page_both_ways(registry: Registry, tmp_path: Path) -> None:
+    """The upstream lists its tools one per page; the proxy reads every page, and its
+    own listing (the SDK's pages of 100) holds every registered tool it found."""
+    names = [f"tool.{n}" for n in range(5)]
+    tools = [{**UNREGISTERED, "name": name} for name in names]
+    for tool in tools[:4]:  # the fifth is the upstream's only
+        await publish(registry.client, "billing", tool["name"], {"definition": tool})
+    recorder = Recorder.at(tmp_path, tools)
+    command = proxy_command("billing", recorder.command("--page-size", "1"))
+    env = proxy_env(registry.url, tmp_path / "cache.json")
+    with anyio.fail_after(60):
+        async with proxied(command, env, tmp_path / "proxy.err") as proxy:
+            listing = await proxy.session.list_tools()
+            assert listing.next_cursor is None
+            assert [t.name for t in listing.tools] == names[:4]
