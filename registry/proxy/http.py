@@ -78,6 +78,7 @@ _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _INTERNAL = "registry-proxy-"
 _LIST_CHANGED = "notifications/tools/list_changed"
 _METHOD_NOT_FOUND = -32601
+_MAX_SESSIONS = 10_000
 _UPSTREAM_ERROR = -32603
 _GATED = frozenset({"tools/list", "tools/call"})
 
@@ -99,6 +100,11 @@ class _Listen:
     queue: asyncio.Queue[bytes | None]
     subscription: Any
     wants_tools: bool
+
+
+def _session_key(headers: dict[str, str]) -> tuple[str | None, str | None]:
+    session = headers.get(_SESSION)
+    return (session, None) if session else (None, headers.get("authorization"))
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -175,7 +181,7 @@ class HttpRelay:
             timeout=httpx.Timeout(connect=10.0, read=None, write=30.0, pool=None),
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
         )
-        self.sessions: dict[str | None, _Session] = {}
+        self.sessions: dict[tuple[str | None, str | None], _Session] = {}
         self.listens: dict[int, _Listen] = {}
         self._seq = 0
         self._unsubscribe: Callable[[], None] | None = None
@@ -195,10 +201,15 @@ class HttpRelay:
         await self.connected.close()
 
     def _session(self, headers: dict[str, str]) -> _Session:
-        key = headers.get(_SESSION)
+        """The relay's view of the upstream session a request belongs to: its
+        `Mcp-Session-Id`, or (stateless) its credentials, since an upstream may list
+        other tools to other callers. The oldest views go past `_MAX_SESSIONS`."""
+        key = _session_key(headers)
         session = self.sessions.get(key)
         if session is None:
             session = self.sessions[key] = _Session()
+            while len(self.sessions) > _MAX_SESSIONS:
+                self.sessions.pop(next(iter(self.sessions)))
         return session
 
     # ------------------------------------------------------------ ASGI
@@ -214,7 +225,7 @@ class HttpRelay:
             await self._post(scope, headers, receive, send)
             return
         if scope["method"] == "DELETE":
-            self.sessions.pop(headers.get(_SESSION), None)
+            self.sessions.pop(_session_key(headers), None)
         await self._relay(
             scope["method"], headers, None, receive, send, watch=scope["method"] == "GET"
         )
@@ -264,7 +275,7 @@ class HttpRelay:
         method = message.get("method")
         session = self._session(headers)
         if method in _GATED or method == "subscriptions/listen":
-            session.headers = _forwarded(headers)
+            session.headers = _forwarded(headers)  # for a re-read the upstream asks for
         if method == "tools/call":
             await self._call(message, headers, session, receive, send)
         elif method == "tools/list":
@@ -384,7 +395,7 @@ class HttpRelay:
         params = message.get("params")
         revision = request_revision(params, session.revision)
         if self.front.pin and session.live.tools is None:
-            error = await self._fetch_live(session, params)
+            error = await self._fetch_live(session, params, headers)
             if error is not None:
                 await self._answer(send, request_id, Answer(error=error), headers, session)
                 return
@@ -413,7 +424,7 @@ class HttpRelay:
         params = message.get("params")
         cursor = params.get("cursor") if isinstance(params, dict) else None
         if cursor is None or session.live.tools is None:
-            error = await self._fetch_live(session, params)
+            error = await self._fetch_live(session, params, headers)
             if error is not None:
                 await self._answer(send, request_id, Answer(error=error), headers, session)
                 return
@@ -443,14 +454,18 @@ class HttpRelay:
             status = ERROR_CODE_HTTP_STATUS.get(int(answer.error.get("code", 0)), 200)
         await _json(send, status, message)
 
-    async def _fetch_live(self, session: _Session, params: Any) -> dict[str, Any] | None:
+    async def _fetch_live(
+        self, session: _Session, params: Any, request_headers: dict[str, str]
+    ) -> dict[str, Any] | None:
         """The upstream's own tools/list for this session (every page); an error object
         if it answered one."""
         envelope = {}
         meta = params.get("_meta") if isinstance(params, dict) else None
         if isinstance(meta, dict):
             envelope = {k: v for k, v in meta.items() if k.startswith("io.modelcontextprotocol/")}
-        headers = {k: v for k, v in session.headers.items() if not k.startswith(_PARAM)}
+        # the caller's own headers (its credentials, its session), never another's
+        forwarded = _forwarded(request_headers)
+        headers = {k: v for k, v in forwarded.items() if not k.startswith(_PARAM)}
         headers.pop(_NAME, None)
         if _METHOD in headers:
             headers[_METHOD] = "tools/list"
@@ -540,7 +555,8 @@ class HttpRelay:
             value = json_message(event) if sse else _loads(event)
             if isinstance(value, dict) and value.get("id") == request_id and "result" in value:
                 result = value["result"]
-                session = self.sessions.setdefault(response.headers.get(_SESSION), _Session())
+                created = {**headers, _SESSION: response.headers.get(_SESSION, "")}
+                session = self._session(created if created[_SESSION] else headers)
                 if isinstance(result, dict):
                     version = result.get("protocolVersion")
                     session.revision = version if isinstance(version, str) else None
@@ -651,7 +667,9 @@ class HttpRelay:
             return
         if session.refresh is not None and not session.refresh.done():
             return
-        session.refresh = asyncio.get_running_loop().create_task(self._fetch_live(session, {}))
+        session.refresh = asyncio.get_running_loop().create_task(
+            self._fetch_live(session, {}, session.headers)
+        )
 
     def _toolset_swapped(self, _toolset: Any) -> None:
         event = encode_event({"jsonrpc": "2.0", "method": _LIST_CHANGED})
