@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,8 @@ def test_the_guide_runs_as_written(spawn: Any, database_url: str, tmp_path: Path
     workdir.mkdir()
     shutil.copytree(ROOT / "examples", workdir / "examples")
     commands = [
-        type(c)(c.text.replace("http://127.0.0.1:8080", served.url), c.expected, c.line)
-        for c in parse(GUIDE.read_text(encoding="utf-8"))
+        replace(c, text=c.text.replace("http://127.0.0.1:8080", served.url))
+        for c in parse(GUIDE.read_text(encoding="utf-8"), "docs/proxy.md")
     ]
     assert any("registry proxy --namespace time -- mcp-server-time" in c.text for c in commands)
     env = env_with(PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", HOME=str(tmp_path), NO_COLOR="1")
