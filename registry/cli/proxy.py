@@ -118,7 +118,7 @@ def _run(main: Coroutine[Any, Any, int]) -> int:
     return uvloop.run(main)
 
 
-VERBS = [
+VERBS: list[Verb] = [
     Verb(
         "proxy",
         "Gate any MCP server: stand in front of it (stdio or HTTP) with the namespace's toolset.",
