@@ -6,7 +6,8 @@ It lists the tool definitions of TOOLS.json as they are (no registry, no gate)
 and answers every `tools/call` with `{"received": <arguments>}`, after
 appending `{"name", "arguments"}` to LOG as one JSON line: the tests read LOG to
 prove what an upstream behind `registry proxy` really received. A call of a tool
-named `slow` sleeps `arguments.seconds` first; a call of `relist` sends
+named `slow` sleeps `arguments.seconds` first (a cancellation of it is logged
+too); a call of `relist` sends
 `notifications/tools/list_changed` (as a server whose tools changed does).
 Stdio by default; `--http PORT` serves streamable HTTP on /mcp (handshake-era
 sessions and 2026-07-28).
@@ -49,7 +50,12 @@ def build(tools_file: Path, record: Path, page_size: int | None = None) -> Serve
         with record.open("a", encoding="utf-8") as log:
             log.write(json.dumps({"name": params.name, "arguments": arguments}) + "\n")
         if params.name == "slow":
-            await asyncio.sleep(float(arguments.get("seconds", 1)))
+            try:
+                await asyncio.sleep(float(arguments.get("seconds", 1)))
+            except asyncio.CancelledError:  # the client's notifications/cancelled reached it
+                with record.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps({"name": params.name, "cancelled": True}) + "\n")
+                raise
         if params.name == "relist":
             await ctx.session.send_tool_list_changed()
         received = {"received": arguments}

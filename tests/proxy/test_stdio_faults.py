@@ -192,3 +192,35 @@ async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
         await asyncio.sleep(0.05)
     assert not alive(upstream)
     assert "Traceback" not in stderr
+
+
+async def test_a_cancellation_reaches_the_upstream_in_order(tmp_path: Path) -> None:
+    """`notifications/cancelled` for a gated call passes through after the call it
+    cancels; the upstream stops the call, and the proxy goes on relaying."""
+    recorder = Recorder.at(tmp_path, [SLOW])
+    toolset = tmp_path / "toolset.json"
+    toolset.write_bytes(toolset_bytes("billing", [SLOW]))
+    command = proxy_command("billing", recorder.command(), "--toolset", str(toolset))
+    async with raw_proxy(command, {}) as proxy:
+        await proxy.send(INITIALIZE)
+        await proxy.receive()
+        await proxy.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        slow = {"name": "slow", "arguments": {"seconds": 30}}
+        await proxy.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+        await proxy.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 5, "reason": "the user gave up"},
+            }
+        )
+        await proxy.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+        answer = await proxy.receive(timeout=10)
+        while answer.get("id") != 6:  # an answer to the cancelled call may come first
+            assert answer.get("id") == 5, answer
+            answer = await proxy.receive(timeout=10)
+        assert answer["result"] == {}
+        deadline = time.monotonic() + 10
+        while {"name": "slow", "cancelled": True} not in recorder.calls():
+            assert time.monotonic() < deadline, recorder.calls()
+            await asyncio.sleep(0.05)
