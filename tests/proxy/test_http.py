@@ -213,3 +213,35 @@ async def test_an_unreachable_upstream_is_one_line_and_exit_1(tmp_path: Path) ->
     assert "unreachable" in lines[0]
     assert out == b""
     assert sys.executable  # the proxy is this environment's `registry`
+
+
+async def test_pin_over_http_withholds_an_unapproved_definition(
+    registry: Registry, tmp_path: Path
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    from tests.proxy.test_pin import POISONED
+
+    await publish(registry.client, "billing", "db.query", {"definition": DB_QUERY_V4})
+    recorder = Recorder.at(tmp_path, [POISONED])
+    port = free_port()
+    upstream = f"http://127.0.0.1:{port}/mcp"
+    env = proxy_env(registry.url, tmp_path / "cache.json")
+    log = tmp_path / "proxy.log"
+    with anyio.fail_after(90):
+        async with (
+            running(recorder.command("--http", str(port)), tmp_path / "upstream.log"),
+            http_proxy("billing", upstream, env, log, "--pin") as url,
+        ):
+            for mode in ("legacy", "2026-07-28"):
+                async with Client(url, mode=mode, read_timeout_seconds=30) as client:
+                    assert (await client.list_tools()).tools == []
+                    try:
+                        await client.call_tool("db.query", {"query": "SELECT 1"})
+                    except MCPError as refused:
+                        assert refused.code == -31005
+                        assert refused.data["liveDigest"].startswith("sha256:")
+                    else:
+                        raise AssertionError("the withheld tool was called")
+    assert recorder.calls() == []
+    assert log.read_text().count("--pin: db.query withheld") == 1
