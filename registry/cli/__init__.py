@@ -16,6 +16,7 @@ says which module holds which verb, so that a run imports only its own):
     capture.py    capture                           ([mcp] extra, imported in live.py)
     transfer.py   export, import, mode              (database verbs need [server])
     doctor.py     doctor                            ([server] extra)
+    proxy.py      proxy                             ([proxy] extra, imported inside)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
 `__init__`, so there is no import circle.
@@ -54,6 +55,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "capture": ("capture",),
     "transfer": ("export", "import", "mode"),
     "doctor": ("doctor",),
+    "proxy": ("proxy",),
 }
 _MODULE_OF = {verb: module for module, verbs in MODULES.items() for verb in verbs}
 

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -326,10 +326,15 @@ class GatedTools:
     # ------------------------------------------------------------ tools/list
 
     def list_tools(
-        self, cursor: str | None = None, *, protocol_version: str | None = None
+        self,
+        cursor: str | None = None,
+        *,
+        protocol_version: str | None = None,
+        only: Container[str] | None = None,
     ) -> dict[str, Any]:
         """One page of the listing as the session's revision defines it (wire
-        form); a cursor continues the snapshot it came from."""
+        form); a cursor continues the snapshot it came from. `only`: the names
+        that may be listed (`registry proxy`: what the upstream really serves)."""
         if cursor is None:
             snapshot, offset = self.snapshot, 0
         else:
@@ -344,6 +349,8 @@ class GatedTools:
                 )
             snapshot = found
         listing = snapshot.listing(protocol_version)
+        if only is not None:
+            listing = tuple(tool for tool in listing if tool["name"] in only)
         page = listing[offset : offset + self._page_size]
         end = offset + len(page)
         result: dict[str, Any] = {"tools": list(page)}
