@@ -14,7 +14,7 @@ from typing import Any
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.shape import json_key
-from registry.compat.walk import Finding, Leaf, Route, Walk
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 from registry.patterns import PatternError, search
 
 __all__ = ["BOUNDS", "RULES"]
@@ -133,9 +133,16 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 if witness is not _NONE
                 else Leaf("size", (keyword, before, after))
             )
-            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, before, after, route, leaf))
+            walk.emit(
+                Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, _shown(before), after, route, leaf)
+            )
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, before, after))
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, _shown(before), _shown(after)))
+
+
+def _shown(bound: Any) -> Any:
+    """A bound as a finding carries it: `ABSENT` where the keyword is not there."""
+    return ABSENT if bound is None else bound
 
 
 _NONE: Any = object()
@@ -197,7 +204,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         return
     at = f"{pointer}/multipleOf"
     if after is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", old=before))
         return
     if before is None and "number" not in old.effective_types():
         before_effective: Any = 1  # integers are the multiples of 1
@@ -207,7 +214,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         before_effective is not None
         and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
     ):
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", _shown(before), after))
         return
     witness = _multiple_witness(old, before, after)
     walk.emit(
@@ -215,7 +222,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "multipleOf",
-            before,
+            _shown(before),
             after,
             route,
             Leaf("value", witness),
@@ -288,14 +295,14 @@ def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
         return
     at = f"{pointer}/pattern"
     if new.pattern is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old.pattern, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old=old.pattern))
         return
     walk.emit(
         Finding(
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "pattern",
-            old.pattern,
+            _shown(old.pattern),
             new.pattern,
             route,
             Leaf("pattern", new.pattern),
@@ -311,14 +318,14 @@ def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
         return
     at = f"{pointer}/format"
     if new.format is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old.format, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old=old.format))
         return
     walk.emit(
         Finding(
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "format",
-            old.format,
+            _shown(old.format),
             new.format,
             route,
             Leaf("format", new.format),
