@@ -11,16 +11,13 @@ What each command prints must match what the README shows.
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.readme_transcripts import parse, run
-from tests.serving import env_with
+from tests.readme_transcripts import parse, run_against
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -56,14 +53,6 @@ def test_the_readme_runs_as_written(spawn: Any, tmp_path: Path) -> None:
     workdir = tmp_path / "work"
     workdir.mkdir()
     shutil.copytree(ROOT / "examples", workdir / "examples")
-    commands = [
-        type(c)(c.text.replace(README_URL, served.url), c.expected, c.line)
-        for c in parse(README.read_text(encoding="utf-8"))
-    ]
-    env = env_with(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        HOME=str(tmp_path),
-        NO_COLOR="1",
-    )
-    mismatches = run(commands, workdir, env, timeout=840)
+    text = README.read_text(encoding="utf-8")
+    mismatches = run_against(text, README_URL, served.url, workdir, tmp_path, timeout=840)
     assert not mismatches, "\n".join(str(m) for m in mismatches)
