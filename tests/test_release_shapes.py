@@ -1,5 +1,6 @@
-"""The shapes real release histories showed (issue 31), built by hand: each
-item as the engine must now read it. Tool removal and version bumps, the
+"""The shapes real release histories showed (issue 31, and the rerun over
+published releases of MCP reference servers), built by hand: each item as the
+engine must now read it. Tool removal and version bumps, the
 items a pipeline reports, are held by tests/test_pipeline_removals.py and
 tests/test_semver.py."""
 
@@ -175,6 +176,34 @@ def test_a_removed_property_is_shown_only_with_a_witness_new_does_not_read() -> 
     assert change.witness == {"b": 0}
     assert Draft202012Validator(new).is_valid(change.witness)  # accepted, and ignored
     assert not Draft202012Validator(strict_schema(new)).is_valid(change.witness)
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"max_length": schema}}
+
+
+def test_a_bound_written_the_other_way_over_the_integers_is_no_break() -> None:
+    """A release of a fetch server: pydantic's `gt=0, lt=1000000` became `ge=1, le=999999`
+    on an integer: the same integers pass (the engine called it two tightenings)."""
+    old = {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 1000000}
+    new = {"type": "integer", "minimum": 1, "maximum": 999999}
+    report = classify(tool(_bounded(old)), tool(_bounded(new)))
+    assert report.severity is Severity.COSMETIC, report
+    numbers = classify(
+        tool(_bounded({"type": "number", "exclusiveMinimum": 0})),
+        tool(_bounded({"type": "number", "minimum": 1})),
+    )
+    [change] = numbers.changes
+    assert (change.kind, change.path) == (
+        Kind.CONSTRAINT_TIGHTENED,
+        "/inputSchema/properties/max_length/minimum",
+    )
+    assert change.witness == {"max_length": 0.5}
+    loosened = classify(
+        tool(_bounded({"type": "integer", "maximum": 10})),
+        tool(_bounded({"type": "integer", "exclusiveMaximum": 12})),
+    )
+    assert [c.kind for c in loosened.changes] == [Kind.CONSTRAINT_RELAXED]
 
 
 # -- 4. output changes are worded for the caller reading a result ----------------------------

@@ -151,7 +151,7 @@ async def test_check_of_a_directory_reads_its_captured_version_or_server_version
     manifest.write_text(manifest.read_text() + "server_version: 3.2.0\n")
     passed = await registry_cli_async("check", str(directory), *online, "--fail-on", "semver")
     assert passed.code == EXIT_OK, passed
-    assert "3.1.0 -> 3.2.0 is a minor bump, enough for a additive change (ok)" in passed.out
+    assert "3.1.0 -> 3.2.0 is a minor bump, enough for an additive change (ok)" in passed.out
 
 
 def test_capture_reports_what_the_server_dropped_and_its_bump(tmp_path: Path) -> None:

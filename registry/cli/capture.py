@@ -74,7 +74,7 @@ from registry.cli.common import (
 )
 from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface_then
 from registry.cli.releases import compare_listings
-from registry.cli.render_release import semver_line
+from registry.cli.render_release import semver_line, shown_checks
 from registry.compat import Change
 from registry.compat.jsonvalues import json_equal
 from registry.compat.rules_tool import MCP_TOOL_FIELD_ORDER
@@ -437,8 +437,8 @@ def run_capture(args: argparse.Namespace) -> int:
         print(line)
     for change in outcome.gone:
         print(f"{change.kind.value}: {change.message} ({change.severity.value})")
-    if outcome.semver is not None:
-        print(semver_line(outcome.semver))
+    for check in shown_checks([outcome.semver] if outcome.semver is not None else []):
+        print(semver_line(check))
     sys.stdout.flush()  # the file lines before the summary, on a terminal or a shared pipe
     count = len(surface.tools)
     pages = f"{surface.pages} page{'s' if surface.pages != 1 else ''}"

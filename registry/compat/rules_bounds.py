@@ -113,10 +113,11 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     """
     if not old.bounds and not new.bounds:
         return
+    settled = _swapped_bounds(walk, old, new, pointer, route)
     for keyword, direction in BOUNDS.items():
         before = old.bounds.get(keyword)
         after = new.bounds.get(keyword)
-        if before == after or not _applies(keyword, old, new):
+        if before == after or keyword in settled or not _applies(keyword, old, new):
             continue
         if after is None:
             tightened = False
@@ -146,6 +147,89 @@ def _shown(bound: Any) -> Any:
 
 
 _NONE: Any = object()
+
+# The numeric bounds written two ways: (inclusive keyword, exclusive keyword, side).
+_PAIRS = (("minimum", "exclusiveMinimum", "lower"), ("maximum", "exclusiveMaximum", "upper"))
+
+
+def _swapped_bounds(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> set[str]:
+    """`constraint-tightened` / `constraint-relaxed` (or nothing) where a bound moved
+    from one spelling to the other (`exclusiveMinimum` -> `minimum`), judged by the
+    values it lets through; the keywords it settled, which the table leaves alone.
+
+    Example: `{"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum":
+    1000000}` -> `{"type": "integer", "minimum": 1, "maximum": 999999}` (pydantic's
+    `gt`/`lt` become `ge`/`le`) lets the same integers through: no change. For
+    numbers, `exclusiveMinimum: 0` -> `minimum: 1` is constraint-tightened (0.5 was valid).
+    """
+    settled: set[str] = set()
+    if not old.admits("number") or not new.admits("number"):
+        return settled
+    integers = "number" not in old.effective_types()
+    for inclusive, exclusive, side in _PAIRS:
+        was = [k for k in (inclusive, exclusive) if k in old.bounds]
+        now = [k for k in (inclusive, exclusive) if k in new.bounds]
+        if not was or not now or was == now:
+            continue  # a bound that appears, goes or keeps its spelling: the table's
+        settled.update((inclusive, exclusive))
+        values = old.allowed_values()
+        if values is not None and all(_holds(k, new, v) for k in now for v in values):
+            continue  # every value old allowed keeps the new bound
+        before = _effective(old, inclusive, exclusive, side, integers)
+        after = _effective(new, inclusive, exclusive, side, integers)
+        if before == after:
+            continue
+        keyword = now[-1] if len(now) == 1 else exclusive
+        at = f"{pointer}/{keyword}"
+        lower = side == "lower"
+        tighter = (after > before) if lower else (after < before)
+        if tighter:
+            value = _between(before, after, integers=integers)
+            leaf = Leaf("value", value)
+            shown = {k: old.bounds[k] for k in was}
+            walk.emit(
+                Finding(
+                    Kind.CONSTRAINT_TIGHTENED, at, keyword, shown, new.bounds[keyword], route, leaf
+                )
+            )
+        else:
+            shown = {k: old.bounds[k] for k in was}
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, shown, new.bounds[keyword]))
+    return settled
+
+
+def _effective(
+    node: Node, inclusive: str, exclusive: str, side: str, integers: bool
+) -> tuple[Fraction, int]:
+    """A node's bound on one side as (value, 0 inclusive / 1 exclusive), ordered so
+    that a larger lower bound (or a smaller upper one) lets fewer values through;
+    over the integers, an exclusive bound is the next integer inclusive."""
+    lower = side == "lower"
+    found: list[tuple[Fraction, int]] = []
+    for keyword, excluded in ((inclusive, 0), (exclusive, 1)):
+        if keyword not in node.bounds:
+            continue
+        value = Fraction(str(node.bounds[keyword]))
+        strict = excluded
+        if integers:
+            if lower:
+                value = Fraction(math.floor(value) + 1 if excluded else math.ceil(value))
+            else:
+                value = Fraction(math.ceil(value) - 1 if excluded else math.floor(value))
+            strict = 0
+        # as a key: the exclusive lower bound is above its value, the exclusive upper below
+        found.append((value, strict if lower else -strict))
+    return max(found) if lower else min(found)
+
+
+def _between(
+    before: tuple[Fraction, int], after: tuple[Fraction, int], *, integers: bool
+) -> int | float:
+    """A value the old bound lets through and the tighter new one does not: the old
+    bound itself where it was inclusive (or over the integers), else halfway."""
+    value, strict = before
+    result = value if integers or strict == 0 else (value + after[0]) / 2
+    return int(result) if result.denominator == 1 else float(result)
 
 
 def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:

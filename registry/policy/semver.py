@@ -163,9 +163,17 @@ def compare_versions(
             bump=bump,
             needs=needs,
         )
+    if bump == "none":
+        return answer(
+            "ok",
+            f"{old} -> {new}: the version stayed, and so did the tools",
+            bump=bump,
+            needs=needs,
+        )
+    article = "an" if change.value[0] in "aeiou" else "a"
     return answer(
         "ok",
-        f"{old} -> {new} is a {bump} bump, enough for a {change.value} change",
+        f"{old} -> {new} is a {bump} bump, enough for {article} {change.value} change",
         bump=bump,
         needs=needs,
     )
