@@ -132,10 +132,10 @@ class WitnessSearch:
         try:
             if not self._valid(0, value, code):
                 holds = False
+            elif kind in (Kind.PROPERTY_REMOVED, Kind.PROPERTY_RENAMED):
+                holds = self._unread(finding, value, code)
             elif not read_differently:
                 holds = not self._valid(1, value, code)
-            elif kind in (Kind.PROPERTY_REMOVED, Kind.PROPERTY_RENAMED):
-                holds = self._unread(finding, value)
             else:  # a default: the property left out where the default applies
                 holds = finding.leaf is not None and _left_out(
                     value, finding.route or (), finding.leaf.name
@@ -156,12 +156,13 @@ class WitnessSearch:
             verdict = self.verdicts[key] = bool(self._python(side).is_valid(value))
         return verdict
 
-    def _unread(self, finding: Finding, value: Any) -> bool:
+    def _unread(self, finding: Finding, value: Any, code: bytes | None) -> bool:
         """Whether new, closed where `finding.holder` no longer declares the
         property, refuses `value`. Where the object is reached through plain
         `properties` and `items` alone, nothing but that schema evaluates its
         names and the answer is its `properties` (what a validator would
-        compute); elsewhere a validator of the closed schema says."""
+        compute); elsewhere a validator says: of new itself where it refuses
+        the value outright (`finding.refused`), else of new closed there."""
         route, holder = finding.route or (), finding.holder
         if holder is not None and route and route[-1].via == "prop":
             plain = _plain_object(self.schemas[1][0], holder, route[:-1])
@@ -169,6 +170,8 @@ class WitnessSearch:
                 found = _at_route(value, route[:-1])
                 name = str(route[-1].key)
                 return isinstance(found, dict) and name in found and name not in plain
+        if finding.refused:
+            return not self._valid(1, value, code)
         closed = self._closed(holder)
         return closed is not None and not closed(value)
 
@@ -404,7 +407,8 @@ def _plain_object(document: Any, holder: str, route: Route) -> Any:
     """The `properties` of the object schema at `holder` when it is reached from
     the root through `properties` and `items` alone, along the same names as
     `route` (the witness's way there), with nothing on the way or there that
-    evaluates names otherwise, and unlisted names free there; else None."""
+    evaluates names otherwise, and unlisted names free or refused there (not
+    read by a map schema); else None."""
     _, _, rel = holder.lstrip("/").partition("/")
     tokens = [unescape(t) for t in rel.split("/")] if rel else []
     node: Any = document
@@ -429,8 +433,8 @@ def _plain_object(document: Any, holder: str, route: Route) -> Any:
             position += 1
         else:
             return None
-    if next(steps, None) is not None or node.get("additionalProperties", True) is not True:
-        return None
+    if next(steps, None) is not None or node.get("additionalProperties", True) not in (True, False):
+        return None  # (a map schema reads unlisted names: the engine compared the values)
     declared = node.get("properties", {})
     return declared if isinstance(declared, dict) else None
 
