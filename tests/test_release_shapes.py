@@ -72,6 +72,16 @@ def test_annotation_hints_written_out_with_their_defaults_are_no_change() -> Non
     assert classify(tool(), tool(annotations=written)).changes == []
 
 
+def test_the_default_dialect_written_out_is_no_change() -> None:
+    """MCP reads an input or output schema without `$schema` as 2020-12."""
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    written = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    assert classify(tool(schema), tool(written)).changes == []
+    assert classify(tool(outputSchema=written), tool(outputSchema=schema)).changes == []
+    draft07 = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
+    assert [c.kind for c in classify(tool(schema), tool(draft07)).changes] == [Kind.DIALECT_CHANGED]
+
+
 # -- 3. properties declared inside union branches, and witnesses --------------------------
 
 ITEM = {

@@ -17,6 +17,7 @@ from registry.compat import (
     rules_objects,
     rules_values,
 )
+from registry.compat.dialects import DEFAULT, dialect_of
 from registry.compat.jsonvalues import encode, json_same
 from registry.compat.kinds import Kind, Severity, Side, message_of, severity_of, worst
 from registry.compat.parser import parse_schema
@@ -134,10 +135,28 @@ def _compare_output(
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
     """The changes between two schemas the caller has found to differ as JSON."""
+    if _default_dialect_written(old, new):
+        # MCP reads a schema without `$schema` as 2020-12: writing it out is no change
+        old, new = _without_dialect(old), _without_dialect(new)
+        if json_same(old, new):
+            return []
     surface = surface_changes(old, new, pointer)
     if surface is not None:  # surface changes alone (surface.py): no walk needed
         return [_change(side, f) for f in surface or [_rewritten(pointer)]]
     return _walked(old, new, pointer, side, limits)
+
+
+def _default_dialect_written(old: Any, new: Any) -> bool:
+    """Whether one side leaves `$schema` out and the other names the default
+    dialect (2020-12, MCP's default for a schema without one)."""
+    if type(old) is not dict or type(new) is not dict or ("$schema" in old) == ("$schema" in new):
+        return False
+    written = old.get("$schema", new.get("$schema"))
+    return dialect_of(written) is DEFAULT
+
+
+def _without_dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in schema.items() if key != "$schema"}
 
 
 def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
