@@ -15,6 +15,7 @@ deprecate: [{version: 2, sunset: "2027-06-01T00:00:00Z"}]
 converters: [{from: 3, ops: [{op: rename, from: /timeout_ms, to: /timeout}]}]
 aliases: [{name: db_query_v1, contract: {tool: db.query, version: 1}}]
 accept: [{kind: default-added, path: /inputSchema/properties/limit/default, reason: ...}]
+server_version: 1.5.0     # the release's serverInfo.version (check compares its bump)
 ```
 
 A namespace policy manifest (`PolicyManifest`) has `policy` instead of `tool`
@@ -40,8 +41,9 @@ is checked in this order, the first problem wins:
    (`check_policy`: known kinds, tool names, a reason to turn gating off).
 
 `load_directory` adds the checks across files: one manifest per
-(namespace, tool), one policy per namespace, and an alias name must not
-collide with a tool or another alias of the same namespace.
+(namespace, tool), one policy per namespace, an alias name must not
+collide with a tool or another alias of the same namespace, and the
+manifests of a namespace that name a `server_version` name the same one.
 
 The schema file is looked up, first match wins: a source checkout
 (`schemas/` beside `pyproject.toml` above this package), package data
@@ -176,6 +178,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[Alias] = msgspec.field(default_factory=list)
     accept: list[AcceptRequest] = msgspec.field(default_factory=list)
+    # the release's `serverInfo.version`, for `check`'s semver comparison (never sent)
+    server_version: str | None = None
     digest: str
     text: str
 
@@ -486,6 +490,7 @@ def _load_text(raw: bytes, name: str) -> Manifest | PolicyManifest:
         converters=converters,
         aliases=aliases,
         accept=accept,
+        server_version=document.get("server_version"),
         digest=tool_digest,
         text=text,
     )
@@ -684,6 +689,22 @@ def _cross_file_errors(manifests: Iterable[Manifest]) -> list[ManifestError]:
             )
             continue
         tools[manifest.key] = (manifest, "/tool/name")
+    versions: dict[str, Manifest] = {}
+    for manifest in ordered:
+        if manifest.server_version is None:
+            continue
+        first_named = versions.setdefault(manifest.namespace, manifest)
+        if first_named.server_version != manifest.server_version:
+            errors.append(
+                _at(
+                    manifest.path,
+                    manifest.text,
+                    "/server_version",
+                    f"server_version {manifest.server_version!r} of namespace "
+                    f"{manifest.namespace!r} differs from {first_named.server_version!r} "
+                    f"({_where(first_named, '/server_version')})",
+                )
+            )
     aliases: dict[tuple[str, str], tuple[Manifest, str]] = {}
     for manifest in ordered:
         for index, alias in enumerate(manifest.aliases):

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Command", "Mismatch", "parse", "python_block", "run"]
+__all__ = ["Command", "Mismatch", "parse", "python_block", "run", "run_against"]
 
 _FENCE = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -153,3 +153,25 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
 def python_block(markdown: str, heading: str) -> str:
     """The first ```python block after `heading` (its text, without the fences)."""
     return markdown.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def run_against(
+    markdown: str, address: str, url: str, workdir: Path, home: Path, timeout: float
+) -> list[Mismatch]:
+    """Every transcript of `markdown`, the registry's `address` as written
+    replaced by `url` (a registry this test serves), with the virtual
+    environment's `bin` first on PATH as `. .venv/bin/activate` leaves it."""
+    import os
+    import sys
+
+    from tests.serving import env_with
+
+    commands = [
+        Command(c.text.replace(address, url), c.expected, c.line, c.source) for c in parse(markdown)
+    ]
+    env = env_with(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        HOME=str(home),
+        NO_COLOR="1",
+    )
+    return run(commands, workdir, env, timeout=timeout)

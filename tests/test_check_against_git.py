@@ -123,3 +123,17 @@ def test_a_folder_that_did_not_exist_at_the_revision_holds_only_new_tools(
     code, out, err = run(capsys, "check", str(released / "more"), "--against", "main")
     assert (code, err) == (0, "")
     assert "create" in out
+
+
+def test_a_tool_the_release_held_and_the_change_drops_is_a_break(
+    released: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(released, {"tool": {**DB_QUERY_V3, "name": "db.count"}}, "count.json")
+    git(released, "add", "-A")
+    git(released, "commit", "-qm", "two tools")
+    (released / "tools" / "count.json").unlink()
+    code, out, err = check(capsys, released, "--against", "main")
+    assert (code, err) == (1, ""), out
+    assert "tool-removed" in out and "db.count" in out
+    code, out, err = check(capsys, released, "--against", "main", "--retire-removed")
+    assert (code, err) == (0, ""), out

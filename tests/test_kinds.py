@@ -14,6 +14,8 @@ from registry import compat
 from registry.compat import Kind, Severity, classify
 from registry.compat.kinds import MESSAGES, SEVERITY
 from registry.compat.rules_tool import MCP_TOOL_FIELDS
+from registry.compat.rules_toolset import toolset_changes
+from registry.sdk.strict import strict_schema
 
 READ_DIFFERENTLY = {
     Kind.PROPERTY_REMOVED,
@@ -359,6 +361,53 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Severity
         tool(),
         (Kind.PROPERTY_REMOVED, "/outputSchema", Severity.BREAKING),
     ),
+    (
+        "task-support-relaxed",
+        tool(execution={"taskSupport": "forbidden"}),
+        tool(execution={"taskSupport": "optional"}),
+        (Kind.TASK_SUPPORT_RELAXED, "/execution/taskSupport", Severity.ADDITIVE),
+    ),
+    (
+        "task-support-relaxed-from-required",
+        tool(execution={"taskSupport": "required"}),
+        tool(execution={"taskSupport": "optional"}),
+        (Kind.TASK_SUPPORT_RELAXED, "/execution/taskSupport", Severity.ADDITIVE),
+    ),
+    (
+        "task-support-tightened",
+        tool(execution={"taskSupport": "optional"}),
+        tool(execution={"taskSupport": "required"}),
+        (Kind.TASK_SUPPORT_TIGHTENED, "/execution/taskSupport", Severity.BREAKING),
+    ),
+    (
+        "task-support-tightened-from-absent",
+        tool(),
+        tool(execution={"taskSupport": "required"}),
+        (Kind.TASK_SUPPORT_TIGHTENED, "/execution/taskSupport", Severity.BREAKING),
+    ),
+    (
+        "execution-unknown-value",
+        tool(execution={"taskSupport": "optional"}),
+        tool(execution={"taskSupport": "sometimes"}),
+        (Kind.UNANALYZABLE, "/execution/taskSupport", Severity.BREAKING),
+    ),
+]
+
+# Kinds about a namespace's set of tools (registry.compat.rules_toolset):
+# (case id, old tools, new tools, expected (kind, path, old, new)).
+TOOLSET_CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[Kind, str, Any, Any]]] = [
+    (
+        "tool-removed",
+        {"a": tool(name="a"), "b": tool(name="b")},
+        {"a": tool(name="a")},
+        (Kind.TOOL_REMOVED, "", "b", None),
+    ),
+    (
+        "tool-renamed-in-a-set",
+        {"add": tool(props(a=I, b=I), name="add")},
+        {"get-sum": tool(props(a=I, b=I), name="get-sum", description="Sum of a and b")},
+        (Kind.TOOL_RENAMED, "/name", "add", "get-sum"),
+    ),
 ]
 
 
@@ -377,12 +426,30 @@ def test_kind(case: str, old: dict[str, Any], new: dict[str, Any], expected: Any
         old_validator = Draft202012Validator(old["inputSchema"], format_checker=FormatChecker())
         new_validator = Draft202012Validator(new["inputSchema"], format_checker=FormatChecker())
         assert old_validator.is_valid(change.witness), change.witness
-        if kind not in READ_DIFFERENTLY:
+        if kind in (Kind.PROPERTY_REMOVED, Kind.PROPERTY_RENAMED):
+            # kept by an open object and ignored: refused as the gate reads a version-less call
+            strict = Draft202012Validator(strict_schema(new["inputSchema"]))
+            assert not strict.is_valid(change.witness), change.witness
+        elif kind not in READ_DIFFERENTLY:
             assert not new_validator.is_valid(change.witness), change.witness
 
 
+@pytest.mark.parametrize(
+    ("case", "old", "new", "expected"), TOOLSET_CASES, ids=[c[0] for c in TOOLSET_CASES]
+)
+def test_toolset_kind(
+    case: str, old: dict[str, Any], new: dict[str, Any], expected: tuple[Kind, str, Any, Any]
+) -> None:
+    kind, path, before, after = expected
+    changes = toolset_changes(old, new)
+    assert [(c.kind, c.path, c.old, c.new, c.severity) for c in changes] == [
+        (kind, path, before, after, Severity.BREAKING)
+    ]
+    assert changes[0].message
+
+
 def test_every_kind_has_a_case_a_message_and_a_severity_on_both_sides() -> None:
-    covered = {c[3][0] for c in CASES}
+    covered = {c[3][0] for c in CASES} | {c[3][0] for c in TOOLSET_CASES}
     assert covered == set(Kind), set(Kind) - covered
     assert set(MESSAGES) == set(Kind)
     assert set(SEVERITY) == set(Kind)

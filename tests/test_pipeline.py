@@ -803,7 +803,8 @@ async def test_an_unreachable_registry_is_one_line(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     for verb in ("plan", "apply", "check"):
         result = await run(verb, str(tools), "--url", url, "--timeout", "5")
-        one_line(result, f"cannot reach the registry at {url}/v1/apply")
+        # (the namespace's tools are read first: the manifests are its whole set)
+        one_line(result, f"cannot reach the registry at {url}/v1/namespaces/search/tools")
         assert result.out == ""
     one_line(await run("plan", str(tools)), "no registry URL: pass --url or set REGISTRY_URL")
 
@@ -815,11 +816,12 @@ async def test_an_unauthenticated_plan_is_one_line(
     tools = tmp_path / "tools"
     write(tools, "search/search.yaml", SEARCH_V1)
     result = await run("plan", str(tools), "--url", registry.url)
-    one_line(result, f"{registry.url}/v1/apply?plan=true answered 401 (unauthenticated)")
+    tools_url = f"{registry.url}/v1/namespaces/search/tools"
+    one_line(result, f"{tools_url} answered 401 (unauthenticated)")
     assert result.err.rstrip().endswith("(pass --token or set REGISTRY_TOKEN)")
     monkeypatch.setenv("REGISTRY_URL", registry.url)
     monkeypatch.setenv("REGISTRY_TOKEN", "not-a-token")
-    one_line(await run("plan", str(tools)), f"{registry.url}/v1/apply?plan=true answered 401")
+    one_line(await run("plan", str(tools)), f"{tools_url} answered 401")
 
 
 # -- examples/ci -----------------------------------------------------------------------------------

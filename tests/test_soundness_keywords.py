@@ -154,6 +154,7 @@ EDITS = [
     "add-property",
     "drop-property",
     "bump",
+    "respell",
     "open",
     "not",
 ]
@@ -200,6 +201,13 @@ def mutated(draw: Any, root: dict[str, Any]) -> dict[str, Any]:
             for key in ("maxLength", "minimum", "exclusiveMaximum", "maxItems", "maxContains"):
                 if key in target:
                     target[key] += draw(st.sampled_from([-1, 1]))
+        elif edit == "respell":  # a bound written the other way (`gt` for `ge`), maybe moved
+            for plain, strict in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+                shift = draw(st.sampled_from([-1, 0, 1]))
+                if plain in target:
+                    target[strict] = target.pop(plain) + shift
+                elif strict in target:
+                    target[plain] = target.pop(strict) + shift
         elif edit == "open" and "additionalProperties" in target:
             target["additionalProperties"] = draw(st.one_of(st.just(True), leaves))
         elif edit == "not":

@@ -26,7 +26,12 @@ Files are written so that an unchanged server leaves them byte-identical:
 
 DIR belongs to the capture for this namespace, at its top level: a manifest there
 of this namespace whose tool is no longer listed (a stale file, or one of a listed
-tool under another file name) is removed, and said so. Files of other namespaces,
+tool under another file name) is removed, and said so. What the new listing
+drops against the manifests DIR held is reported as the breaking change it is
+(`tool-removed`, or `tool-renamed` where the engine pairs it with a tool the
+server now lists), and the server's `serverInfo.version` bump against DIR's
+`initialize.json` is compared with the change (registry/policy/semver.py);
+`--fail-on semver` exits 1, after writing, on a bump that does not match. Files of other namespaces,
 files that are not manifests, and subdirectories are left alone. When an existing
 manifest of a listed tool carries decisions (`retire`, `deprecate`, `converters`,
 `aliases`), they are kept in the rewritten file: capture, add a decision, apply,
@@ -58,6 +63,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from registry.cli.common import (
+    EXIT_BREAKING,
     EXIT_OK,
     NAMESPACE_PATTERN,
     Failed,
@@ -67,13 +73,17 @@ from registry.cli.common import (
     write_atomically,
 )
 from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface_then
+from registry.cli.releases import compare_listings
+from registry.cli.render_release import semver_line, shown_checks
+from registry.compat import Change
 from registry.compat.jsonvalues import json_equal
 from registry.compat.rules_tool import MCP_TOOL_FIELD_ORDER
 from registry.documents import DocumentError, dump_yaml, parse_document, read_source
 from registry.manifests import CAPTURED_INITIALIZE, MANIFEST_SUFFIXES, Manifest, collect_sources
 from registry.policy.capabilities import CapabilityError, parse_initialize
+from registry.policy.semver import SemverCheck
 
-__all__ = ["VERBS", "file_names", "live_manifests", "run_capture", "server_of"]
+__all__ = ["VERBS", "fail_on_argument", "file_names", "live_manifests", "run_capture", "server_of"]
 
 _T = TypeVar("_T")
 
@@ -93,6 +103,19 @@ def namespace_argument(parser: argparse.ArgumentParser, *, required: bool) -> No
         metavar="NS",
         required=required,
         help="the namespace the server's tools belong to",
+    )
+
+
+def fail_on_argument(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """`--fail-on semver` (repeatable): what fails the run besides a breaking change."""
+    parser.add_argument(
+        "--fail-on",
+        action="append",
+        choices=("semver",),
+        default=[],
+        help=f"semver: exit 1 {when}when the release's serverInfo.version bump does not "
+        "match the change of its tools (a breaking change needs a major bump, an additive "
+        "one a minor one)",
     )
 
 
@@ -199,6 +222,8 @@ class _Outcome:
     written: int = 0
     unchanged: int = 0
     removed: int = 0
+    gone: list[Change] = field(default_factory=list)  # tools DIR held that the server dropped
+    semver: SemverCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +269,7 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
         raise Failed([f"{directory}: exists and is not a directory"])
     existing = _existing(directory, namespace) if directory.is_dir() else []
     by_tool = {entry.tool: entry for entry in existing}
+    release = _release(directory, namespace, existing, surface)
     names = file_names([tool["name"] for tool in surface.tools])
     documents: dict[str, Any] = {}
     for tool in surface.tools:
@@ -260,6 +286,8 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
     ).encode()
 
     outcome = _Outcome()
+    if release is not None:
+        outcome.gone, outcome.semver = release
     if not directory.exists():
         _write_new(directory, contents)
         outcome.written = len(contents)
@@ -293,6 +321,33 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
         outcome.removed += 1
         outcome.lines.append(f"{entry.path.name}: removed ({why})")
     return outcome
+
+
+def _release(
+    directory: Path, namespace: str, existing: list[_Existing], surface: Surface
+) -> tuple[list[Change], SemverCheck] | None:
+    """Against the manifests DIR held (an earlier capture): the tools gone, and the
+    version bump; None for a first capture."""
+    if not existing:
+        return None
+    old = {
+        entry.tool: entry.document["tool"]
+        for entry in existing
+        if isinstance(entry.document.get("tool"), dict)
+    }
+    new = {tool["name"]: tool for tool in surface.tools}
+    before = None
+    try:
+        captured = parse_initialize(read_source(str(directory / CAPTURED_INITIALIZE)))
+        before = captured.serverInfo.get("version")
+    except (DocumentError, CapabilityError):
+        pass  # no earlier initialize.json: the bump is not checkable
+    after = surface.initialize.get("serverInfo", {}).get("version")
+    versions = (
+        before if isinstance(before, str) else None,
+        after if isinstance(after, str) else None,
+    )
+    return compare_listings(namespace, old, new, versions)
 
 
 def _check_initialize_file(path: Path) -> None:
@@ -363,6 +418,7 @@ def _capture_arguments(parser: argparse.ArgumentParser) -> None:
         help="time the server has to start, answer initialize and list every tool "
         f"(default {DEFAULT_TIMEOUT:g})",
     )
+    fail_on_argument(parser, "(after writing) ")
 
 
 def run_capture(args: argparse.Namespace) -> int:
@@ -379,6 +435,10 @@ def run_capture(args: argparse.Namespace) -> int:
     surface, outcome = read_server(server, args.timeout, write)  # written as the server exits
     for line in outcome.lines:
         print(line)
+    for change in outcome.gone:
+        print(f"{change.kind.value}: {change.message} ({change.severity.value})")
+    for check in shown_checks([outcome.semver] if outcome.semver is not None else []):
+        print(semver_line(check))
     sys.stdout.flush()  # the file lines before the summary, on a terminal or a shared pipe
     count = len(surface.tools)
     pages = f"{surface.pages} page{'s' if surface.pages != 1 else ''}"
@@ -388,7 +448,8 @@ def run_capture(args: argparse.Namespace) -> int:
         f"unchanged, {outcome.removed} removed",
         file=sys.stderr,
     )
-    return EXIT_OK
+    mismatch = outcome.semver is not None and outcome.semver.verdict == "mismatch"
+    return EXIT_BREAKING if mismatch and "semver" in args.fail_on else EXIT_OK
 
 
 VERBS: list[Verb] = [

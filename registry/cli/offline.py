@@ -27,7 +27,7 @@ from registry.policy.plan import NamespacePlan, PlanAnswer, PolicyPlan, ToolPlan
 from registry.policy.publishing import PolicyError
 from registry.policy.routes import RouteFinder, VersionLike
 
-__all__ = ["answer_against", "offline_answer"]
+__all__ = ["answer_against", "offline_answer", "read_toolset"]
 
 
 class _Version(msgspec.Struct, frozen=True):
@@ -97,7 +97,8 @@ class _Saved:
     unknown: set[int] = field(default_factory=set)
 
 
-def _read_toolset(path: str) -> tuple[str, dict[str, Any]]:
+def read_toolset(path: str) -> tuple[str, dict[str, Any]]:
+    """A saved toolset file: its namespace and its JSON (Failed when it is not one)."""
     from registry.sdk.toolset import Toolset, ToolsetError
 
     try:
@@ -201,9 +202,14 @@ def _offline_policy(
 
 
 def offline_answer(
-    manifests: Sequence[Manifest], path: str, policies: Sequence[PolicyManifest] = ()
+    manifests: Sequence[Manifest],
+    path: str,
+    policies: Sequence[PolicyManifest] = (),
+    toolset: tuple[str, dict[str, Any]] | None = None,
 ) -> PlanAnswer:
-    namespace, raw = _read_toolset(path)
+    """The plan of `manifests` against the saved toolset at `path` (`toolset`: its
+    namespace and JSON, when the caller has read it already)."""
+    namespace, raw = toolset if toolset is not None else read_toolset(path)
     return answer_against(manifests, namespace, raw, policies, f"the saved toolset {path}")
 
 

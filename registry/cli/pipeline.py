@@ -22,8 +22,17 @@ appended there too), `markdown` (a pull-request comment). DIR may hold
 namespace policy manifests too: they go with the bundle (`policies`), and every
 format shows them and the breaking changes accepted on purpose, as accepted.
 
-Exit codes: 0 ok; 1 a breaking change lacks its decision, or the registry
-refused the bundle (409); 2 bad manifests, a bad toolset file, an unreachable
+DIR (or a live server's listing) is each namespace's whole set of tools: a tool
+the namespace serves that it no longer holds is `tool-removed` (or
+`tool-renamed`), a breaking change without a decision, unless `--retire-removed`
+retires it in the same bundle (registry/cli/releases.py); `apply` applies
+nothing while one is undecided. Where the release names its `serverInfo.version`
+(the live server, DIR's `initialize.json`, the manifests' `server_version`),
+its bump is compared with the change; `--fail-on semver` makes a mismatch fail.
+
+Exit codes: 0 ok; 1 a breaking change lacks its decision (a tool removed
+included), the registry refused the bundle (409), or (`--fail-on semver`) the
+version bump does not match the change; 2 bad manifests, a bad toolset file, an unreachable
 registry, or any other problem answer (401, 403, 422, 5xx).
 
 Base install only: httpx and msgspec, no service imports.
@@ -41,6 +50,7 @@ import msgspec
 
 from registry.cli.capture import (
     checked_namespace,
+    fail_on_argument,
     live_manifests,
     namespace_argument,
     read_server,
@@ -59,7 +69,18 @@ from registry.cli.common import (
     registry_url,
 )
 from registry.cli.live import LiveServer, Surface
-from registry.cli.offline import answer_against, offline_answer
+from registry.cli.offline import answer_against, offline_answer, read_toolset
+from registry.cli.releases import (
+    NamespaceState,
+    captured_initialize,
+    held_names,
+    missing,
+    release_versions,
+    retirements,
+    served_offline,
+    served_online,
+    with_release,
+)
 from registry.cli.render import (
     FORMATS,
     Mode,
@@ -131,10 +152,22 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds to wait for the registry, and for the server with --from-server "
         f"(default {_DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--retire-removed",
+        action="store_true",
+        help="retire, in the same bundle, every served version of each tool the namespace "
+        "serves that DIR (or the server) no longer holds; without it such a tool is a "
+        "breaking change without a decision (tool-removed)",
+    )
+
+
+def _gate_arguments(parser: argparse.ArgumentParser) -> None:
+    _common_arguments(parser)
+    fail_on_argument(parser)
 
 
 def _check_arguments(parser: argparse.ArgumentParser) -> None:
-    _common_arguments(parser)
+    _gate_arguments(parser)
     parser.add_argument(
         "--against-file",
         metavar="TOOLSET",
@@ -171,6 +204,7 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
     revision = getattr(args, "against", None)
     if against and revision:
         _input_error("--against and --against-file: name one")
+    retire = bool(args.retire_removed)
     server = _live_server(args)
     surface: Surface | None = None
     try:
@@ -180,29 +214,47 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
         if revision:
             if server is not None:
                 _input_error("--against reads DIR at a git revision: give DIR, not --from-server")
-            answer = _against_revision(args.directory, revision, manifests, policies)
+            answer, states, bundle = _against_revision(
+                args.directory, revision, manifests, policies, retire
+            )
             refusal = None
         elif against:
             if server is not None:
                 surface, manifests = _read_live(args, server)
-            answer = offline_answer(manifests, against, policies)
+            saved = read_toolset(against)
+            states = served_offline(*saved)
+            bundle = [*manifests, *(retirements(states, manifests) if retire else [])]
+            answer = offline_answer(bundle, against, policies, saved)
             refusal = None
         else:
             url, token = _endpoint(args, server)
             if server is not None:
                 surface, manifests = _read_live(args, server)
             client = _Client(url, token, args.timeout)
-            if mode == "apply" and err.isatty():
-                noun = "manifest" if len(manifests) == 1 else "manifests"
-                print(f"{PROG}: applying {len(manifests)} {noun} to {url} ...", file=err)
-            answer, refusal = client.apply(manifests, policies, plan=mode != "apply")
+            names = {m.namespace for m in manifests}
+            states = served_online(client.get_json, names, held_names(manifests))
+            bundle = [*manifests, *(retirements(states, manifests) if retire else [])]
+            # a tool left without a decision: nothing is applied, the plan says why
+            applying = mode == "apply" and (retire or not missing(states, manifests))
+            if applying and err.isatty():
+                noun = "manifest" if len(bundle) == 1 else "manifests"
+                print(f"{PROG}: applying {len(bundle)} {noun} to {url} ...", file=err)
+            answer, refusal = client.apply(bundle, policies, plan=not applying)
     except Failed as failed:
         for line in failed.lines:
             print(f"{PROG}: {line}", file=err)
         return failed.code
+    answer = _with_release(args, answer, manifests, states, surface, retire)
     live = server.label if server is not None else None
-    offline = bool(against or revision)
-    report = Report(mode, answer, manifests, offline=offline, live=live, policies=policies)
+    report = Report(
+        mode,
+        answer,
+        bundle,
+        offline=bool(against or revision),
+        live=live,
+        policies=policies,
+        fail_on_semver="semver" in getattr(args, "fail_on", []),
+    )
     render(report, args.format, out)
     if args.format == "github":
         append_step_summary(report)
@@ -212,20 +264,35 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
         print(f"{PROG}: {refusal}", file=err)
     if mode == "apply":
         if answer.applied and surface is not None:
-            return _store_capabilities(client, args.namespace, surface)
+            return _store_capabilities(client, args.namespace, surface.initialize)
+        captured = captured_initialize(args.directory, manifests) if answer.applied else None
+        if captured is not None:
+            return _store_capabilities(client, captured[0], captured[1])
         return EXIT_OK if answer.applied else EXIT_BREAKING
+    if report.semver_failed():
+        return EXIT_BREAKING
     return EXIT_OK if answer.accepted else EXIT_BREAKING
 
 
 def _against_revision(
-    directory: str, text: str, manifests: list[Manifest], policies: list[PolicyManifest]
-) -> PlanAnswer:
-    """The plan of DIR against DIR at the git revision `text`, one namespace at a time."""
+    directory: str,
+    text: str,
+    manifests: list[Manifest],
+    policies: list[PolicyManifest],
+    retire: bool,
+) -> tuple[PlanAnswer, dict[str, NamespaceState], list[Manifest]]:
+    """The plan of DIR against DIR at the git revision `text`, one namespace at a time;
+    the namespaces' states as the revision has them; the bundle planned."""
     from registry.cli.revision import parse_ref, released_manifests, released_toolsets
 
     ref = parse_ref(text)
     released = released_manifests(directory, ref)
-    changed, toolsets = released_toolsets(manifests, released)
+    _, toolsets = released_toolsets(manifests, released)
+    states: dict[str, NamespaceState] = {}
+    for namespace, raw in toolsets.items():
+        states.update(served_offline(namespace, raw))
+    bundle = [*manifests, *(retirements(states, manifests) if retire else [])]
+    changed, toolsets = released_toolsets(bundle, released)
     answers = [
         answer_against(
             [m for m in changed if m.namespace == namespace],
@@ -236,13 +303,32 @@ def _against_revision(
         )
         for namespace, raw in toolsets.items()
     ]
-    return PlanAnswer(
+    answer = PlanAnswer(
         accepted=all(a.accepted for a in answers),
         applied=False,
         tools=[plan for a in answers for plan in a.tools],
         namespaces=[n for a in answers for n in a.namespaces],
         policies=[p for a in answers for p in a.policies],
     )
+    return answer, states, bundle
+
+
+def _with_release(
+    args: argparse.Namespace,
+    answer: PlanAnswer,
+    manifests: list[Manifest],
+    states: dict[str, NamespaceState],
+    surface: Surface | None,
+    retire: bool,
+) -> PlanAnswer:
+    """The answer with the tools the manifests no longer hold and each version bump."""
+    live = None
+    if surface is not None:
+        version = surface.initialize.get("serverInfo", {}).get("version")
+        live = (args.namespace, version) if isinstance(version, str) else None
+    directory = args.directory if surface is None else None
+    versions = release_versions(manifests, directory, live)
+    return with_release(answer, manifests, states, versions, retired=retire)
 
 
 def _live_server(args: argparse.Namespace) -> LiveServer | None:
@@ -276,11 +362,12 @@ def _read_live(args: argparse.Namespace, server: LiveServer) -> tuple[Surface, l
         raise Failed([f"{server.label}: {line}" for line in failed.lines]) from None
 
 
-def _store_capabilities(client: _Client, namespace: str, surface: Surface) -> int:
-    """After an applied --from-server: the server's initialize result, as
-    `PUT /v1/namespaces/{ns}/capabilities` takes it (seed 004)."""
+def _store_capabilities(client: _Client, namespace: str, initialize: Any) -> int:
+    """After an applied --from-server (or a DIR holding a captured initialize.json):
+    the server's initialize result, as `PUT /v1/namespaces/{ns}/capabilities`
+    takes it (seed 004); the next release's version bump is compared with it."""
     try:
-        line = client.put_capabilities(namespace, surface.initialize)
+        line = client.put_capabilities(namespace, msgspec.to_builtins(initialize))
     except Failed as failed:
         for text in failed.lines:
             print(f"{PROG}: the tools were applied, but {text}", file=sys.stderr)
@@ -388,6 +475,26 @@ class _Client:
             line += " (pass --token or set REGISTRY_TOKEN)"
         raise Failed([line])
 
+    def get_json(self, path: str) -> Any:
+        """GET `path` of the registry: its JSON, None for a 404; any other answer
+        raises Failed (exit 2)."""
+        endpoint = f"{self.url}{path}"
+        headers = {"Accept": "application/json, application/problem+json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        response = self._send("GET", endpoint, headers=headers)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            line = _problem_line(endpoint, response, _problem(response), [])
+            if response.status_code == 401 and not self.token:
+                line += " (pass --token or set REGISTRY_TOKEN)"
+            raise Failed([line])
+        try:
+            return response.json()
+        except ValueError:
+            raise Failed([f"{endpoint}: not JSON: {one_line(response.text)[:200]}"]) from None
+
     def put_capabilities(self, namespace: str, initialize: dict[str, Any]) -> str:
         """Store an initialize result; answers the line to print, raises Failed."""
         endpoint = f"{self.url}/v1/namespaces/{namespace}/capabilities"
@@ -464,7 +571,7 @@ PIPELINE_VERBS: list[Verb] = [
         "plan",
         "show what applying the manifests of DIR would do (POST /v1/apply?plan=true); "
         "exit 1 when something would be refused",
-        _common_arguments,
+        _gate_arguments,
         run_plan,
         takes_command=True,
     ),

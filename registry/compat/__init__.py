@@ -8,6 +8,9 @@
 Converters: `apply(ops, arguments)` runs a converter on call arguments;
 `verify(ops, old, new)` proves a converter repairs every breaking change;
 `suggested_converter(ops)` orders a report's suggested operations into one.
+`toolset_changes(old_tools, new_tools)` names the tools a new set no longer
+holds (`tool-removed`, `tool-renamed`). `Limits` bounds the work of one
+classification (docs/contract.md); `LIMITS` are the defaults.
 """
 
 from registry.compat.classify import LIMITS, classify, classify_schemas
@@ -27,6 +30,8 @@ from registry.compat.converters import (
 )
 from registry.compat.kinds import Kind, Severity, Side
 from registry.compat.report import Change, ChangeReport, ClassificationError
+from registry.compat.rules_toolset import toolset_changes
+from registry.compat.schema import Limits
 
 __all__ = [
     "LIMITS",
@@ -38,6 +43,7 @@ __all__ = [
     "Drop",
     "Fill",
     "Kind",
+    "Limits",
     "Map",
     "Op",
     "Reject",
@@ -49,5 +55,6 @@ __all__ = [
     "classify_schemas",
     "parse_ops",
     "suggested_converter",
+    "toolset_changes",
     "verify",
 ]

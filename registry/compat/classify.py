@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from registry.compat import (
     rules_arrays,
     rules_bounds,
@@ -15,24 +17,18 @@ from registry.compat import (
     rules_objects,
     rules_values,
 )
+from registry.compat.dialects import DEFAULT, dialect_of
 from registry.compat.jsonvalues import encode, json_same
-from registry.compat.kinds import (
-    MESSAGES,
-    Kind,
-    Severity,
-    Side,
-    severity_of,
-    worst,
-)
+from registry.compat.kinds import Kind, Severity, Side, message_of, severity_of, worst
 from registry.compat.parser import parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import tool_changes
 from registry.compat.schema import INERT, Limits, Node
 from registry.compat.search import WitnessSearch
 from registry.compat.surface import surface_changes
-from registry.compat.walk import Finding, Walk
+from registry.compat.walk import ABSENT, Budget, Finding, OutOfBudget, Walk, budget_finding
 
-__all__ = ["LIMITS", "classify", "classify_schemas"]
+__all__ = ["LIMITS", "change_of", "classify", "classify_schemas", "show"]
 
 LIMITS = Limits()
 
@@ -46,6 +42,9 @@ RULES = (
     *rules_combinators.RULES,
 )
 
+# A plain schema against a bare union: the union rule pairs it with the branches.
+UNION_RULES = (*rules_docs.RULES, rules_combinators.union_changed)
+
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
 
@@ -55,37 +54,43 @@ def classify(
     """Classify the change from tool definition `old` to `new`.
 
     Raises `ClassificationError` for a definition that is not an object or a
-    schema the engine refuses (remote or missing `$ref`, too deep, too large).
+    schema the engine refuses (remote or missing `$ref`, too deep, too large),
+    and nothing else: work past `limits`' budget is reported `unanalyzable`.
     """
-    old_def = old if type(old) is dict else _definition(old, "old")
-    new_def = new if type(new) is dict else _definition(new, "new")
-    # the top-level fields that differ, each settled by Python's equality first
-    # (a loop: equal strings, most fields, need no call)
-    keys: Iterable[str] = old_def.keys()
-    if keys != new_def.keys():
-        keys = old_def.keys() | new_def.keys()
-    differ = set()
-    for key in keys:
-        before, after = old_def.get(key, _ABSENT), new_def.get(key, _ABSENT)
-        if before is after or (type(before) is str and before == after):
-            continue
-        if not json_same(before, after):
-            differ.add(key)
-    if not differ:
-        return ChangeReport(severity=Severity.IDENTICAL, changes=[])
-    changes = []
-    if not differ <= _SCHEMA_KEYS:
-        changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def, differ)]
-    if "inputSchema" in differ:
-        # Some servers list `inputSchema: null` for a tool without arguments.
-        old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-        new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
-        substituted = old_input is _EMPTY_OBJECT_SCHEMA or new_input is _EMPTY_OBJECT_SCHEMA
-        if not (substituted and json_same(old_input, new_input)):
-            changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
-    if "outputSchema" in differ:
-        changes += _compare_output(old_def, new_def, limits)
-    return _report(changes)
+    try:  # (costs nothing until raised)
+        old_def = old if type(old) is dict else _definition(old, "old")
+        new_def = new if type(new) is dict else _definition(new, "new")
+        # the top-level fields that differ, each settled by Python's equality first
+        # (a loop: equal strings, most fields, need no call)
+        keys: Iterable[str] = old_def.keys()
+        if keys != new_def.keys():
+            keys = old_def.keys() | new_def.keys()
+        differ = set()
+        for key in keys:
+            before, after = old_def.get(key, _ABSENT), new_def.get(key, _ABSENT)
+            if before is after or (type(before) is str and before == after):
+                continue
+            if not json_same(before, after):
+                differ.add(key)
+        if not differ:
+            return ChangeReport(severity=Severity.IDENTICAL, changes=[])
+        changes = []
+        if not differ <= _SCHEMA_KEYS:
+            changes = [_change(Side.TOOL, f) for f in tool_changes(old_def, new_def, differ)]
+        if "inputSchema" in differ:
+            # Some servers list `inputSchema: null` for a tool without arguments.
+            old_input = old_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+            new_input = new_def.get("inputSchema") or _EMPTY_OBJECT_SCHEMA
+            substituted = old_input is _EMPTY_OBJECT_SCHEMA or new_input is _EMPTY_OBJECT_SCHEMA
+            if not (substituted and json_same(old_input, new_input)):
+                changes += _compare_side(old_input, new_input, "/inputSchema", Side.INPUT, limits)
+        if "outputSchema" in differ:
+            changes += _compare_output(old_def, new_def, limits)
+        return _report(changes)
+    except RecursionError:  # a last resort: every walk of the engine is bounded shallower
+        raise ClassificationError(
+            "the definitions nest too deeply to be compared within Python's recursion limit"
+        ) from None
 
 
 def _definition(definition: Any, label: str) -> dict[str, Any]:
@@ -107,7 +112,12 @@ def classify_schemas(
     if json_same(old, new):
         return ChangeReport(severity=Severity.IDENTICAL, changes=[])
     pointer = "/outputSchema" if side is Side.OUTPUT else "/inputSchema"
-    return _report(_compare_side(old, new, pointer, side, limits))
+    try:
+        return _report(_compare_side(old, new, pointer, side, limits))
+    except RecursionError:  # a last resort, as in `classify`
+        raise ClassificationError(
+            "the schemas nest too deeply to be compared within Python's recursion limit"
+        ) from None
 
 
 def _compare_output(
@@ -115,20 +125,38 @@ def _compare_output(
 ) -> list[Change]:
     old, new = old_def.get("outputSchema"), new_def.get("outputSchema")
     if old is None:
-        finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", None, new)
+        finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", new=new)
         return [_change(Side.OUTPUT, finding, None)]
     if new is None:
-        finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old, None)
+        finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old=old)
         return [_change(Side.OUTPUT, finding, None)]
     return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
 
 
 def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
     """The changes between two schemas the caller has found to differ as JSON."""
+    if _default_dialect_written(old, new):
+        # MCP reads a schema without `$schema` as 2020-12: writing it out is no change
+        old, new = _without_dialect(old), _without_dialect(new)
+        if json_same(old, new):
+            return []
     surface = surface_changes(old, new, pointer)
     if surface is not None:  # surface changes alone (surface.py): no walk needed
         return [_change(side, f) for f in surface or [_rewritten(pointer)]]
     return _walked(old, new, pointer, side, limits)
+
+
+def _default_dialect_written(old: Any, new: Any) -> bool:
+    """Whether one side leaves `$schema` out and the other names the default
+    dialect (2020-12, MCP's default for a schema without one)."""
+    if type(old) is not dict or type(new) is not dict or ("$schema" in old) == ("$schema" in new):
+        return False
+    written = old.get("$schema", new.get("$schema"))
+    return dialect_of(written) is DEFAULT
+
+
+def _without_dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in schema.items() if key != "$schema"}
 
 
 def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> list[Change]:
@@ -136,15 +164,52 @@ def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> lis
     old_code, new_code = encode(old), encode(new)
     old_root = parse_schema(old, pointer, limits, encoded=old_code)
     new_root = parse_schema(new, pointer, limits, encoded=new_code)
-    walk = Walk(side=side, rules=RULES, unsafe=_unsafe(old_root, new_root))
+    # work in proportion to the documents is always allowed; `max_steps` bounds the rest
+    size = (old_code or b"").count(b"{") + (new_code or b"").count(b"{")
+    budget = Budget(
+        steps=limits.max_steps + size,
+        max_depth=limits.max_walk_depth,
+        max_pairs=limits.max_branch_pairs,
+    )
+    walk = Walk(
+        side=side,
+        rules=RULES,
+        unsafe=_unsafe(old_root, new_root),
+        union_rules=UNION_RULES,
+        budget=budget,
+    )
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
-    walk.compare(old_root, new_root, pointer, ())
+    try:
+        walk.compare(old_root, new_root, pointer, ())
+    except OutOfBudget:
+        pass
+    except RecursionError:  # a last resort: the bounds above keep the walk shallower
+        walk.findings = []
+        budget.spent, budget.where = budget.spent or "Python's recursion limit", pointer
+    if budget.spent is not None:
+        walk.findings.append(_out_of_budget(budget, limits))
     if not walk.findings:
         walk.emit(_rewritten(pointer))
     witnesses = (
-        WitnessSearch(old_root, (old, old_code), (new, new_code)) if side is Side.INPUT else None
+        WitnessSearch(old_root, (old, old_code), (new, new_code), limits.max_witness_bytes)
+        if side is Side.INPUT
+        else None
     )
     return [_change(side, f, witnesses) for f in walk.findings]
+
+
+def _out_of_budget(budget: Budget, limits: Limits) -> Finding:
+    """`unanalyzable` where the side's work budget ran out (`budget_finding`)."""
+    bound = budget.spent or ""
+    value = getattr(limits, bound, None)
+    if isinstance(value, int):
+        return budget_finding(bound, value, budget.where, bound)
+    return Finding(
+        Kind.UNANALYZABLE,
+        budget.where,
+        bound,
+        extra={"bound": f"the engine could not finish the comparison here ({bound})"},
+    )
 
 
 def _rewritten(pointer: str) -> Finding:
@@ -163,38 +228,55 @@ def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:
     return (b'"$ref"', *(f'"{keyword}"'.encode() for keyword in sorted(apart)))
 
 
-def _change(side: Side, finding: Finding, witnesses: WitnessSearch | None = None) -> Change:
-    severity = severity_of(finding.kind, side)
-    witness = None
-    if witnesses is not None and severity is Severity.BREAKING:
-        witness = witnesses.find(finding)
+def change_of(side: Side, finding: Finding, witnesses: WitnessSearch | None = None) -> Change:
+    """The reported change of a finding on `side`: its severity there, its message,
+    and (for a breaking input change, given `witnesses`) a confirmed witness."""
+    kind = finding.kind
+    severity, template = _BY_SIDE[side][kind]
+    breaking = severity is _BREAKING
+    old, new = finding.old, finding.new
     return Change(
-        kind=finding.kind,
+        kind=kind,
         severity=severity,
         path=finding.pointer,
-        message=_message(finding),
-        old=finding.old,
-        new=finding.new,
-        witness=witness,
-        suggested_op=finding.suggested_op if severity is Severity.BREAKING else None,
+        message=_message(finding, template),
+        old_value=_UNSET if old is ABSENT else old,
+        new_value=_UNSET if new is ABSENT else new,
+        witness=witnesses.find(finding) if witnesses is not None and breaking else None,
+        suggested_op=finding.suggested_op if breaking else None,
     )
 
 
-def _message(finding: Finding) -> str:
-    template = MESSAGES[finding.kind]
+_change = change_of
+_BREAKING = Severity.BREAKING
+# side -> kind -> (its severity there, its message template): one lookup per change
+_BY_SIDE: dict[Side, dict[Kind, tuple[Severity, str]]] = {
+    side: {kind: (severity_of(kind, side), message_of(kind, side)) for kind in Kind}
+    for side in Side
+}
+
+
+def _message(finding: Finding, template: str) -> str:
+    extra = finding.extra
+    if extra and "bound" in extra:
+        return str(extra["bound"])
     if "{" not in template:
         return template
     return template.format(
         name=finding.name,
         # rendered only where the message shows them (a schema can be large)
-        old=_show(finding.old) if "{old}" in template else "",
-        new=_show(finding.new) if "{new}" in template else "",
-        new_name=finding.extra.get("new_name", "") if finding.extra else "",
+        old=show(finding.old) if "{old}" in template else "",
+        new=show(finding.new) if "{new}" in template else "",
+        new_name=extra.get("new_name", "") if extra else "",
     )
 
 
-def _show(value: Any) -> str:
-    return "(absent)" if value is None else _RENDER.encode(value)
+def show(value: Any) -> str:
+    """A value as a message shows it: JSON (`null` for JSON's null), `(absent)` for none."""
+    return "(absent)" if value is ABSENT or value is _UNSET else _RENDER.encode(value)
+
+
+_UNSET = msgspec.UNSET
 
 
 # what `json.dumps(value, sort_keys=True, default=str)` writes, without a new

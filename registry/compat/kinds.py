@@ -12,11 +12,14 @@ from enum import StrEnum
 
 __all__ = [
     "MESSAGES",
+    "OUTPUT_MESSAGES",
     "READ_DIFFERENTLY",
     "SEVERITY",
+    "TOOLSET_KINDS",
     "Kind",
     "Severity",
     "Side",
+    "message_of",
     "severity_of",
     "worst",
 ]
@@ -79,6 +82,9 @@ class Kind(StrEnum):
     EXTENSION_CHANGED = "extension-changed"
     SCHEMA_REWRITTEN = "schema-rewritten"
     TOOL_RENAMED = "tool-renamed"
+    TOOL_REMOVED = "tool-removed"
+    TASK_SUPPORT_RELAXED = "task-support-relaxed"
+    TASK_SUPPORT_TIGHTENED = "task-support-tightened"
 
 
 _B, _A, _C = Severity.BREAKING, Severity.ADDITIVE, Severity.COSMETIC
@@ -116,7 +122,14 @@ SEVERITY: dict[Kind, tuple[Severity, Severity]] = {
     Kind.EXTENSION_CHANGED: (_C, _C),
     Kind.SCHEMA_REWRITTEN: (_C, _C),
     Kind.TOOL_RENAMED: (_B, _B),
+    Kind.TOOL_REMOVED: (_B, _B),
+    Kind.TASK_SUPPORT_RELAXED: (_A, _A),
+    Kind.TASK_SUPPORT_TIGHTENED: (_B, _B),
 }
+
+# Kinds about a namespace's set of tools rather than one definition: found by
+# `registry.compat.rules_toolset` (a tool the manifests or a server no longer hold).
+TOOLSET_KINDS = frozenset({Kind.TOOL_REMOVED})
 
 
 # Kinds whose witness is valid under both versions by design: the value is
@@ -137,8 +150,17 @@ def severity_of(kind: Kind, side: Side) -> Severity:
     return output_severity if side is Side.OUTPUT else input_severity
 
 
+def message_of(kind: Kind, side: Side) -> str:
+    """The message template of `kind` where it was found: an output schema's
+    changes are worded for the caller who reads a result."""
+    if side is Side.OUTPUT:
+        return OUTPUT_MESSAGES.get(kind) or MESSAGES[kind]
+    return MESSAGES[kind]
+
+
 # Messages are format strings over the finding's arguments: `name` (the
-# property or keyword concerned), `old` and `new` (rendered as JSON).
+# property or keyword concerned), `old` and `new` (rendered as JSON; `null` is
+# JSON's null, `(absent)` a keyword or field that is not there).
 MESSAGES: dict[Kind, str] = {
     Kind.PROPERTY_REMOVED: "property '{name}' was removed; a value sent for it is no longer read",
     Kind.PROPERTY_RENAMED: "property '{name}' was renamed to '{new_name}'",
@@ -179,4 +201,54 @@ MESSAGES: dict[Kind, str] = {
     ),
     Kind.SCHEMA_REWRITTEN: "the schema was rewritten; it accepts the same values as before",
     Kind.TOOL_RENAMED: "the tool was renamed from {old} to {new}; calls to {old} fail",
+    Kind.TOOL_REMOVED: "tool {old} is no longer served; calls to it fail",
+    Kind.TASK_SUPPORT_RELAXED: (
+        "task support relaxed from {old} to {new}; every way of calling the tool "
+        "that worked still works"
+    ),
+    Kind.TASK_SUPPORT_TIGHTENED: (
+        "task support tightened from {old} to {new}; a call made as before may now be refused"
+    ),
+}
+
+# The same changes in an output schema, worded for the caller reading a result
+# (the direction flips: docs/contract.md). Kinds not listed read alike on both sides.
+OUTPUT_MESSAGES: dict[Kind, str] = {
+    Kind.PROPERTY_REMOVED: (
+        "property '{name}' was removed; a caller reading it from a result no longer gets it"
+    ),
+    Kind.PROPERTY_RENAMED: (
+        "property '{name}' was renamed to '{new_name}'; a caller reading '{name}' "
+        "from a result no longer finds it"
+    ),
+    Kind.CONST_CHANGED: "const changed from {old} to {new}; results now carry {new}",
+    Kind.DEFAULT_ADDED: "default {new} was added; in a result it only documents a value",
+    Kind.DEFAULT_CHANGED: (
+        "default changed from {old} to {new}; in a result it only documents a value"
+    ),
+    Kind.DEFAULT_REMOVED: "default {old} was removed; in a result it only documented a value",
+    Kind.REQUIRED_ADDED: "property '{name}' is now always present in results",
+    Kind.REQUIRED_REMOVED: "property '{name}' may now be missing from a result",
+    Kind.ENUM_NARROWED: "values narrowed: {old} no longer returned (now {new})",
+    Kind.ENUM_WIDENED: (
+        "values widened: {old} -> {new}; a caller may now receive a value it does not know"
+    ),
+    Kind.TYPE_NARROWED: "type narrowed from {old} to {new}; results keep to fewer types",
+    Kind.TYPE_WIDENED: (
+        "type widened from {old} to {new}; a caller may now receive a type it does not expect"
+    ),
+    Kind.CONSTRAINT_TIGHTENED: "'{name}' tightened from {old} to {new}; results keep within it",
+    Kind.CONSTRAINT_RELAXED: (
+        "'{name}' relaxed from {old} to {new}; a caller may now receive a value the old "
+        "constraint excluded"
+    ),
+    Kind.CONTENT_MODEL_CLOSED: (
+        "'{name}' now lets fewer unlisted properties into results ({old} -> {new})"
+    ),
+    Kind.CONTENT_MODEL_OPENED: (
+        "'{name}' now lets more unlisted properties into results ({old} -> {new}); a caller "
+        "may receive properties it does not know"
+    ),
+    Kind.BRANCH_REMOVED: "'{name}' lost a branch: results no longer take this shape: {old}",
+    Kind.BRANCH_ADDED: "'{name}' gained a branch: a caller may now receive this shape: {new}",
 }

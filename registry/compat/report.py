@@ -25,14 +25,27 @@ class ClassificationError(ValueError):
 
 
 class Change(msgspec.Struct, kw_only=True, omit_defaults=False):
+    """One change of a report. As JSON, `old` and `new` are the values before and
+    after, left out where there is none (a property added has no `old`); `null`
+    is a JSON null. In Python, `old_value` / `new_value` are `msgspec.UNSET`
+    where there is none, and `old` / `new` read that as None."""
+
     kind: Kind
     severity: Severity
     path: str
     message: str
-    old: Any = None
-    new: Any = None
+    old_value: Any = msgspec.field(default=msgspec.UNSET, name="old")
+    new_value: Any = msgspec.field(default=msgspec.UNSET, name="new")
     witness: Any = None
     suggested_op: dict[str, Any] | None = None
+
+    @property
+    def old(self) -> Any:
+        return None if self.old_value is msgspec.UNSET else self.old_value
+
+    @property
+    def new(self) -> Any:
+        return None if self.new_value is msgspec.UNSET else self.new_value
 
 
 class ChangeReport(msgspec.Struct, kw_only=True):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
-from registry.compat.walk import Finding, Leaf, Route, Step, Walk
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Step, Walk
 
 __all__ = ["RULES", "rest_of"]
 
@@ -79,8 +79,8 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                     Kind.UNANALYZABLE,
                     f"{pointer}/unevaluatedItems",
                     "unevaluatedItems",
-                    old.unevaluated_items.raw if old.unevaluated_items else None,
-                    new.unevaluated_items.raw if new.unevaluated_items else None,
+                    old.unevaluated_items.raw if old.unevaluated_items else ABSENT,
+                    new.unevaluated_items.raw if new.unevaluated_items else ABSENT,
                     route,
                     Leaf("sample"),
                 )
@@ -121,7 +121,7 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     at = f"{pointer}/contains"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "contains", before.raw, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "contains", old=before.raw))
         return
     if before is None:
         if new.bounds.get("minContains", 1) != 0 or "maxContains" in new.bounds:
@@ -130,7 +130,7 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
                     Kind.CONSTRAINT_TIGHTENED,
                     at,
                     "contains",
-                    None,
+                    ABSENT,
                     after.raw,
                     route,
                     Leaf("value", []),
@@ -153,12 +153,12 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
         )
     for keyword in ("minContains", "maxContains"):
         lower = keyword == "minContains"
-        old_bound = old.bounds.get(keyword, 1 if lower else None)
-        new_bound = new.bounds.get(keyword, 1 if lower else None)
+        old_bound = old.bounds.get(keyword, 1 if lower else ABSENT)
+        new_bound = new.bounds.get(keyword, 1 if lower else ABSENT)
         if old_bound == new_bound:
             continue
-        if new_bound is None or old_bound is None:
-            tightened = new_bound is not None
+        if new_bound is ABSENT or old_bound is ABSENT:
+            tightened = new_bound is not ABSENT
         else:
             tightened = new_bound > old_bound if lower else new_bound < old_bound
         at = f"{pointer}/{keyword}"

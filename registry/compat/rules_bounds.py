@@ -14,7 +14,7 @@ from typing import Any
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.shape import json_key
-from registry.compat.walk import Finding, Leaf, Route, Walk
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 from registry.patterns import PatternError, search
 
 __all__ = ["BOUNDS", "RULES"]
@@ -113,10 +113,11 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     """
     if not old.bounds and not new.bounds:
         return
+    settled = _swapped_bounds(walk, old, new, pointer, route)
     for keyword, direction in BOUNDS.items():
         before = old.bounds.get(keyword)
         after = new.bounds.get(keyword)
-        if before == after or not _applies(keyword, old, new):
+        if before == after or keyword in settled or not _applies(keyword, old, new):
             continue
         if after is None:
             tightened = False
@@ -133,12 +134,102 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 if witness is not _NONE
                 else Leaf("size", (keyword, before, after))
             )
-            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, before, after, route, leaf))
+            walk.emit(
+                Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, _shown(before), after, route, leaf)
+            )
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, before, after))
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, _shown(before), _shown(after)))
+
+
+def _shown(bound: Any) -> Any:
+    """A bound as a finding carries it: `ABSENT` where the keyword is not there."""
+    return ABSENT if bound is None else bound
 
 
 _NONE: Any = object()
+
+# The numeric bounds written two ways: (inclusive keyword, exclusive keyword, side).
+_PAIRS = (("minimum", "exclusiveMinimum", "lower"), ("maximum", "exclusiveMaximum", "upper"))
+
+
+def _swapped_bounds(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> set[str]:
+    """`constraint-tightened` / `constraint-relaxed` (or nothing) where a bound moved
+    from one spelling to the other (`exclusiveMinimum` -> `minimum`), judged by the
+    values it lets through; the keywords it settled, which the table leaves alone.
+
+    Example: `{"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum":
+    1000000}` -> `{"type": "integer", "minimum": 1, "maximum": 999999}` (pydantic's
+    `gt`/`lt` become `ge`/`le`) lets the same integers through: no change. For
+    numbers, `exclusiveMinimum: 0` -> `minimum: 1` is constraint-tightened (0.5 was valid).
+    """
+    settled: set[str] = set()
+    if not old.admits("number") or not new.admits("number"):
+        return settled
+    integers = "number" not in old.effective_types()
+    for inclusive, exclusive, side in _PAIRS:
+        was = [k for k in (inclusive, exclusive) if k in old.bounds]
+        now = [k for k in (inclusive, exclusive) if k in new.bounds]
+        if not was or not now or was == now:
+            continue  # a bound that appears, goes or keeps its spelling: the table's
+        settled.update((inclusive, exclusive))
+        values = old.allowed_values()
+        if values is not None and all(_holds(k, new, v) for k in now for v in values):
+            continue  # every value old allowed keeps the new bound
+        before = _effective(old, inclusive, exclusive, side, integers)
+        after = _effective(new, inclusive, exclusive, side, integers)
+        if before == after:
+            continue
+        keyword = now[-1] if len(now) == 1 else exclusive
+        at = f"{pointer}/{keyword}"
+        lower = side == "lower"
+        tighter = (after > before) if lower else (after < before)
+        if tighter:
+            value = _between(before, after, integers=integers)
+            leaf = Leaf("value", value)
+            shown = {k: old.bounds[k] for k in was}
+            walk.emit(
+                Finding(
+                    Kind.CONSTRAINT_TIGHTENED, at, keyword, shown, new.bounds[keyword], route, leaf
+                )
+            )
+        else:
+            shown = {k: old.bounds[k] for k in was}
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, shown, new.bounds[keyword]))
+    return settled
+
+
+def _effective(
+    node: Node, inclusive: str, exclusive: str, side: str, integers: bool
+) -> tuple[Fraction, int]:
+    """A node's bound on one side as (value, 0 inclusive / 1 exclusive), ordered so
+    that a larger lower bound (or a smaller upper one) lets fewer values through;
+    over the integers, an exclusive bound is the next integer inclusive."""
+    lower = side == "lower"
+    found: list[tuple[Fraction, int]] = []
+    for keyword, excluded in ((inclusive, 0), (exclusive, 1)):
+        if keyword not in node.bounds:
+            continue
+        value = Fraction(str(node.bounds[keyword]))
+        strict = excluded
+        if integers:
+            if lower:
+                value = Fraction(math.floor(value) + 1 if excluded else math.ceil(value))
+            else:
+                value = Fraction(math.ceil(value) - 1 if excluded else math.floor(value))
+            strict = 0
+        # as a key: the exclusive lower bound is above its value, the exclusive upper below
+        found.append((value, strict if lower else -strict))
+    return max(found) if lower else min(found)
+
+
+def _between(
+    before: tuple[Fraction, int], after: tuple[Fraction, int], *, integers: bool
+) -> int | float:
+    """A value the old bound lets through and the tighter new one does not: the old
+    bound itself where it was inclusive (or over the integers), else halfway."""
+    value, strict = before
+    result = value if integers or strict == 0 else (value + after[0]) / 2
+    return int(result) if result.denominator == 1 else float(result)
 
 
 def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
@@ -197,7 +288,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         return
     at = f"{pointer}/multipleOf"
     if after is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", old=before))
         return
     if before is None and "number" not in old.effective_types():
         before_effective: Any = 1  # integers are the multiples of 1
@@ -207,7 +298,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         before_effective is not None
         and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
     ):
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", before, after))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", _shown(before), after))
         return
     witness = _multiple_witness(old, before, after)
     walk.emit(
@@ -215,7 +306,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "multipleOf",
-            before,
+            _shown(before),
             after,
             route,
             Leaf("value", witness),
@@ -288,14 +379,14 @@ def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
         return
     at = f"{pointer}/pattern"
     if new.pattern is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old.pattern, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old=old.pattern))
         return
     walk.emit(
         Finding(
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "pattern",
-            old.pattern,
+            _shown(old.pattern),
             new.pattern,
             route,
             Leaf("pattern", new.pattern),
@@ -311,14 +402,14 @@ def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
         return
     at = f"{pointer}/format"
     if new.format is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old.format, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old=old.format))
         return
     walk.emit(
         Finding(
             Kind.CONSTRAINT_TIGHTENED,
             at,
             "format",
-            old.format,
+            _shown(old.format),
             new.format,
             route,
             Leaf("format", new.format),

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.kinds import Kind
-from registry.compat.schema import INERT, Node
+from registry.compat.schema import Node
 from registry.compat.shape import shape
-from registry.compat.walk import Finding, Leaf, Route, Step, Walk, deref
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Step, Walk, budget_finding, deref
 
 __all__ = ["RULES"]
 
@@ -34,13 +34,9 @@ def _union(node: Node) -> _Union | None:
     return None
 
 
-# Keywords that leave a schema as unconstrained as before (a union beside only these is bare).
-_IDLE = INERT | {"anyOf", "oneOf", "default"}
-
-
 def _own(node: Node) -> bool:
     """Whether the node constrains values by keywords of its own beside its union."""
-    return isinstance(node.raw, dict) and not node.raw.keys() <= _IDLE
+    return node.own_keywords()
 
 
 def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
@@ -76,15 +72,23 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
         return
     by_position = dict(new_branches)
-    # a branch left as it was (equal JSON, no `$ref`) pairs up before any shape is made
-    unmatched_new = [j for j, _ in new_branches]
+    # a branch left as it was (equal JSON, no `$ref`) pairs up before any shape
+    # is made, then branches of equal shape: each found by its key, not by a scan
+    by_code: dict[bytes, list[int]] = {}
+    for j, branch in new_branches:
+        code = walk.plain_code(branch.raw)
+        if code is not None:
+            by_code.setdefault(code, []).append(j)
+    matched: set[int] = set()
     unmatched_old: list[tuple[int, Node]] = []
     for i, branch in old_branches:
-        same = next((j for j in unmatched_new if walk.same(branch.raw, by_position[j].raw)), None)
-        if same is None:
-            unmatched_old.append((i, branch))
+        code = walk.plain_code(branch.raw)
+        equal = by_code.get(code) if code is not None else None
+        if equal:
+            matched.add(equal.pop(0))
         else:
-            unmatched_new.remove(same)
+            unmatched_old.append((i, branch))
+    unmatched_new = [j for j, _ in new_branches if j not in matched]
     if (
         not new_exclusive
         and len(unmatched_old) == 1
@@ -97,28 +101,37 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         (i, branch), target = unmatched_old[0], by_position[unmatched_new[0]]
         walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
         return
-    new_shapes = {j: shape(deref(by_position[j])) for j in unmatched_new}
-    for i, branch in list(unmatched_old):
-        old_shape = shape(deref(branch))
-        match = next((j for j in unmatched_new if new_shapes[j] == old_shape), None)
-        if match is None:
+    by_shape: dict[str, list[int]] = {}
+    for j in unmatched_new:
+        by_shape.setdefault(shape(deref(by_position[j])), []).append(j)
+    still_old: list[tuple[int, Node]] = []
+    for i, branch in unmatched_old:
+        alike = by_shape.get(shape(deref(branch)))
+        if not alike:
+            still_old.append((i, branch))
             continue
-        unmatched_old.remove((i, branch))
-        unmatched_new.remove(match)
+        match = alike.pop(0)
+        matched.add(match)
         target = by_position[match]
         walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
+    unmatched_old = still_old
+    unmatched_new = [j for j in unmatched_new if j not in matched]
+    if len(unmatched_old) * len(new_branches) > walk.budget.max_pairs:
+        # each branch left would be tried against every new one: past the budget
+        walk.emit(budget_finding("max_branch_pairs", walk.budget.max_pairs, at, new_keyword))
+        return
     if new_exclusive and (unmatched_old or unmatched_new):
         # a branch changed inside a oneOf whose branches overlap: a value may
         # now match two branches (or none) where it matched one
         _unanalyzable(walk, at, new_keyword, old_keyword, new_keyword, route)
         return
     for i, branch in list(unmatched_old):
-        match = next((j for j in unmatched_new if walk.fits(branch, by_position[j])), None)
-        if match is None:
+        fitting = next((j for j in unmatched_new if walk.fits(branch, by_position[j])), None)
+        if fitting is None:
             continue
         unmatched_old.remove((i, branch))
-        unmatched_new.remove(match)
-        target = by_position[match]
+        unmatched_new.remove(fitting)
+        target = by_position[fitting]
         walk.compare(branch, target, target.pointer, (*route, Step("branch", i, branch)))
     for i, branch in list(unmatched_old):
         types = deref(branch).effective_types()
@@ -139,18 +152,18 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 at,
                 new_keyword,
                 branch.raw,
-                None,
+                ABSENT,
                 (*route, Step("branch", i, branch)),
                 Leaf("sample"),
             )
         )
     if new_exclusive and unmatched_new:
         _unanalyzable(
-            walk, at, new_keyword, None, [by_position[j].raw for j in unmatched_new], route
+            walk, at, new_keyword, ABSENT, [by_position[j].raw for j in unmatched_new], route
         )
         return
     for j in unmatched_new:
-        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, None, by_position[j].raw))
+        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, new=by_position[j].raw))
 
 
 def _union_added(
@@ -160,10 +173,14 @@ def _union_added(
     the same schema) the union is one more conjunct: harmless when one branch
     accepts every old value, else constraint-tightened. A bare union replaces
     the schema: the branches accepting every old value are kept and the others
-    are branch-added; else the one branch sharing old's types is compared with
-    it in depth (`{"type": "string"}` -> `{"anyOf": [{"type": "string",
-    "minLength": 1}, {"type": "null"}]}` is constraint-tightened on
-    `minLength`, witness `""`, and branch-added for null)."""
+    are branch-added (a lone one kept is compared with old in depth, so that
+    what it adds shows: an object that became `anyOf` of itself with one more
+    optional property and of another object is property-added inside its
+    branch and branch-added, not a removal of every property); else the one
+    branch sharing old's types is compared with it in depth (`{"type":
+    "string"}` -> `{"anyOf": [{"type": "string", "minLength": 1}, {"type":
+    "null"}]}` is constraint-tightened on `minLength`, witness `""`, and
+    branch-added for null)."""
     keyword, branches = union
     nodes = [b for _, b in branches]
     exclusive = _exclusive(keyword, branches)
@@ -176,26 +193,32 @@ def _union_added(
                     Kind.CONSTRAINT_TIGHTENED,
                     at,
                     keyword,
-                    None,
+                    ABSENT,
                     [b.raw for b in nodes],
                     route,
                     Leaf("sample"),
                 )
             )
         return
+    if exclusive:
+        # a value of an overlapping oneOf may match two branches: never proven harmless
+        _unanalyzable(walk, at, keyword, ABSENT, [b.raw for b in nodes], route)
+        return
     kept = [b for b in nodes if walk.fits(old, b)]
-    if not kept and not exclusive:
+    if len(kept) == 1:
+        walk.compare(old, kept[0], kept[0].pointer, route)
+    if not kept:
         types = old.effective_types()
         sharing = [b for b in nodes if deref(b).effective_types() & types]
         if len(sharing) == 1:
             walk.compare(old, sharing[0], sharing[0].pointer, route)
             kept = sharing
-    if kept and not exclusive:
+    if kept:
         for branch in nodes:
             if branch not in kept:
-                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, None, branch.raw))
+                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, new=branch.raw))
         return
-    _unanalyzable(walk, at, keyword, None, [b.raw for b in nodes], route)
+    _unanalyzable(walk, at, keyword, ABSENT, [b.raw for b in nodes], route)
 
 
 def _union_removed(
@@ -203,7 +226,8 @@ def _union_removed(
 ) -> None:
     """A union went away. Beside keywords of its own it was a conjunct: its
     removal relaxes. A bare union became a plain schema: each old branch must
-    fit it, or it is branch-removed."""
+    fit it, or it is branch-removed (a lone branch that fits is compared with
+    it in depth, so that what the plain schema relaxes shows)."""
     keyword, branches = union
     if _own(old) or not _own(new):
         walk.emit(
@@ -211,20 +235,23 @@ def _union_removed(
                 Kind.CONSTRAINT_RELAXED,
                 f"{pointer}/{keyword}",
                 keyword,
-                [b.raw for _, b in branches],
-                None,
+                old=[b.raw for _, b in branches],
             )
         )
         return
+    fitting = [(i, b) for i, b in branches if walk.fits(b, new)]
+    if len(fitting) == 1:
+        i, branch = fitting[0]
+        walk.compare(branch, new, branch.pointer, (*route, Step("branch", i, branch)))
     for i, branch in branches:
-        if not walk.fits(branch, new):
+        if (i, branch) not in fitting:
             walk.emit(
                 Finding(
                     Kind.BRANCH_REMOVED,
                     f"{pointer}/{keyword}",
                     keyword,
                     branch.raw,
-                    None,
+                    ABSENT,
                     (*route, Step("branch", i, branch)),
                     Leaf("sample"),
                 )
@@ -284,7 +311,7 @@ def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
             for finding in walk.probe(old, target, route, validity=True):
                 walk.emit(finding)
     for branch in old_left:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "allOf", branch.raw, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "allOf", old=branch.raw))
 
 
 def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -299,12 +326,12 @@ def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) ->
     at = f"{pointer}/not"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", before.raw, None))
+        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", old=before.raw))
         return
     if before is None:
         if _types_meet(old, after):
             leaf = Leaf("value", _instance(after))
-            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, "not", None, after.raw, route, leaf))
+            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, "not", ABSENT, after.raw, route, leaf))
         return
     refused = walk.probe(after, before, validity=True)
     if not refused:
@@ -353,8 +380,8 @@ def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
             Kind.UNANALYZABLE,
             f"{pointer}/$ref",
             "$ref",
-            old.raw.get("$ref") if old.ref else None,
-            new.raw.get("$ref") if new.ref else None,
+            old.raw.get("$ref") if old.ref else ABSENT,
+            new.raw.get("$ref") if new.ref else ABSENT,
             route,
             Leaf("sample"),
         )

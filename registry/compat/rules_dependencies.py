@@ -96,7 +96,7 @@ def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, ro
         at = f"{pointer}/dependentSchemas/{_escape(name)}"
         if after is None:
             assert before is not None
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "dependentSchemas", before.raw, None))
+            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "dependentSchemas", old=before.raw))
             continue
         if _never_sent(old, name) or (before is not None and not before.admits("object")):
             continue  # no valid object carried `name`

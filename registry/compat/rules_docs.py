@@ -8,7 +8,7 @@ from registry.compat.dialects import dialect_of
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.surface import KINDS
-from registry.compat.walk import Finding, Leaf, Route, Walk
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 
 __all__ = ["RULES"]
 
@@ -20,8 +20,8 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
     if not old.annotations and not new.annotations:
         return
     for keyword, kind in KINDS.items():
-        before = old.annotations.get(keyword)
-        after = new.annotations.get(keyword)
+        before = old.annotations.get(keyword, ABSENT)
+        after = new.annotations.get(keyword, ABSENT)
         if before != after:
             walk.emit(Finding(kind, f"{pointer}/{keyword}", keyword, before, after))
 
@@ -38,9 +38,9 @@ def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: 
     if not old.opaque and not new.opaque:
         return
     for keyword in sorted(old.opaque.keys() | new.opaque.keys()):
-        before = old.opaque.get(keyword)
-        after = new.opaque.get(keyword)
-        if before != after or (keyword in old.opaque) != (keyword in new.opaque):
+        before = old.opaque.get(keyword, ABSENT)
+        after = new.opaque.get(keyword, ABSENT)
+        if before != after:
             walk.emit(
                 Finding(
                     Kind.UNANALYZABLE,
@@ -89,8 +89,8 @@ def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
             Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
             f"{pointer}/$schema",
             "$schema",
-            old.schema_uri,
-            new.schema_uri,
+            ABSENT if old.schema_uri is None else old.schema_uri,
+            ABSENT if new.schema_uri is None else new.schema_uri,
             None if known else route,
             None if known else Leaf("sample"),
         )

@@ -17,7 +17,16 @@ from registry.compat.jsonvalues import encode
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.shape import json_key, shape
-from registry.compat.walk import Finding, Leaf, Route, Step, Walk, arguments_pointer, deref
+from registry.compat.walk import (
+    ABSENT,
+    Finding,
+    Leaf,
+    Route,
+    Step,
+    Walk,
+    arguments_pointer,
+    deref,
+)
 from registry.patterns import PatternError, linear_validator, search
 
 __all__ = ["RULES"]
@@ -49,20 +58,20 @@ def _renames(old: Node, new: Node) -> dict[str, str]:
     new_nodes = {name: deref(new.properties[name]) for name in added}
     old_types = {_declared_types(node) for node in old_nodes.values()}
     new_types = {_declared_types(node) for node in new_nodes.values()}
-    old_shapes = {
-        name: shape(node) for name, node in old_nodes.items() if _declared_types(node) in new_types
-    }
-    new_shapes = {
-        name: shape(node) for name, node in new_nodes.items() if _declared_types(node) in old_types
-    }
+    # names by shape, on each side (grouped: one pass each, however many names)
+    old_by_shape: dict[str, list[str]] = {}
+    for name, node in old_nodes.items():
+        if _declared_types(node) in new_types:
+            old_by_shape.setdefault(shape(node), []).append(name)
+    new_by_shape: dict[str, list[str]] = {}
+    for name, node in new_nodes.items():
+        if _declared_types(node) in old_types:
+            new_by_shape.setdefault(shape(node), []).append(name)
     pairs: dict[str, str] = {}
-    for name, old_shape in old_shapes.items():
-        candidates = [a for a, s in new_shapes.items() if s == old_shape]
-        if len(candidates) != 1:
-            continue
-        rivals = [r for r, s in old_shapes.items() if s == new_shapes[candidates[0]]]
-        if rivals == [name]:
-            pairs[name] = candidates[0]
+    for old_shape, names in old_by_shape.items():
+        candidates = new_by_shape.get(old_shape, ())
+        if len(names) == 1 and len(candidates) == 1:
+            pairs[names[0]] = candidates[0]
     return pairs
 
 
@@ -100,6 +109,7 @@ def properties_changed(
     for name in removed:
         at = f"{pointer}/properties/{_escape(name)}"
         target = arguments_pointer((*route, Step("prop", name)))
+        gone = old.properties[name]
         if name in renames:
             new_name = renames[name]
             op = (
@@ -122,20 +132,21 @@ def properties_changed(
                     Leaf("sample"),
                     op,
                     {"new_name": new_name},
+                    refused=_refused(walk, new, name, gone),
+                    holder=new.pointer,
                 )
             )
             new_at = f"{pointer}/properties/{_escape(new_name)}"
             _default_changed(walk, old, new, name, new_name, new_at, route)
-            walk.compare(
-                old.properties[name], new.properties[new_name], new_at, (*route, Step("prop", name))
-            )
+            walk.compare(gone, new.properties[new_name], new_at, (*route, Step("prop", name)))
             continue
-        if walk.validity:
-            continue  # what follows reports values dropped, which a validity probe does not count
-        gone = old.properties[name]
+        if walk.validity and open_to_all(new):
+            continue  # kept unread: a validity probe does not count a value dropped
         if deref(gone).unsatisfiable():
             continue  # a property whose schema accepts nothing was never sent
         kept = map_schema(new, name)
+        if kept is None and walk.validity:
+            continue
         if kept is not None and walk.fits(gone, kept, validity=True):
             # still read, as an entry of the map the new version declares
             walk.compare(gone, kept, at, (*route, Step("prop", name)))
@@ -147,18 +158,20 @@ def properties_changed(
                 Kind.PROPERTY_REMOVED,
                 at,
                 name,
-                _raw(old.properties[name]),
-                None,
+                _raw(gone),
+                ABSENT,
                 (*route, Step("prop", name)),
                 Leaf("sample"),
                 op,
+                refused=kept is not None,
+                holder=new.pointer,
             )
         )
     for name in added:
         if name in renamed_to:
             continue
         at = f"{pointer}/properties/{_escape(name)}"
-        walk.emit(Finding(Kind.PROPERTY_ADDED, at, name, None, _raw(new.properties[name])))
+        walk.emit(Finding(Kind.PROPERTY_ADDED, at, name, new=_raw(new.properties[name])))
         _default_changed(walk, old, new, None, name, at, route)
         unlisted = _unlisted_schema(old, name)
         if unlisted is not None:
@@ -169,6 +182,13 @@ def properties_changed(
         at = f"{pointer}/properties/{_escape(name)}"
         _default_changed(walk, old, new, name, name, at, route)
         walk.compare(old.properties[name], new.properties[name], at, (*route, Step("prop", name)))
+
+
+def _refused(walk: Walk, new: Node, name: str, gone: Node) -> bool:
+    """Whether the new version refuses a value sent under the old name outright
+    (a closed content model, or a map schema the old value does not fit)."""
+    kept = map_schema(new, name)
+    return kept is not None and not walk.fits(gone, kept, validity=True)
 
 
 def _unlisted_schema(old: Node, name: str) -> Node | None:
@@ -197,6 +217,16 @@ def map_schema(node: Node, name: str) -> Node | None:
     if extra is None or extra.raw is True:
         return None
     return extra
+
+
+def open_to_all(node: Node) -> bool:
+    """Whether any unlisted name is free under `node` (no pattern, no map schema)."""
+    if node.pattern_properties:
+        return False
+    extra = node.additional_properties
+    if extra is None:
+        extra = node.unevaluated_properties
+    return extra is None or extra.raw is True
 
 
 def governing_extra(node: Node) -> tuple[str, Node | None]:
@@ -248,8 +278,8 @@ def _default_changed(
     new_node = deref(new.properties[new_name])
     has_old = old_node is not None and old_node.has_default
     has_new = new_node.has_default
-    old_value = old_node.default if old_node is not None and has_old else None
-    new_value = new_node.default if has_new else None
+    old_value = old_node.default if old_node is not None and has_old else ABSENT
+    new_value = new_node.default if has_new else ABSENT
     if has_old and has_new and json_key(old_value) == json_key(new_value):
         return
     if not has_old and not has_new:
@@ -308,7 +338,7 @@ def required_changed(
                 Kind.REQUIRED_ADDED,
                 f"{pointer}/required",
                 name,
-                None,
+                ABSENT,
                 name,
                 route,
                 Leaf("absent", name=source or name),
@@ -318,7 +348,7 @@ def required_changed(
     for name in sorted(old.required - new.required):
         if name in renames and renames[name] in new.required:
             continue
-        walk.emit(Finding(Kind.REQUIRED_REMOVED, f"{pointer}/required", name, name, None))
+        walk.emit(Finding(Kind.REQUIRED_REMOVED, f"{pointer}/required", name, old=name))
 
 
 def _fill_value(node: Node | None) -> Any:
@@ -358,8 +388,8 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         return
     keyword = new_keyword if new_child is not None else old_keyword
     at = f"{pointer}/{keyword}"
-    old_shown = None if old_child is None else _raw(old_child)
-    new_shown = None if new_child is None else _raw(new_child)
+    old_shown = ABSENT if old_child is None else _raw(old_child)
+    new_shown = ABSENT if new_child is None else _raw(new_child)
     if _evaluated_elsewhere(old) or _evaluated_elsewhere(new):
         if old_keyword != new_keyword or old_shown != new_shown:
             walk.emit(

@@ -1,5 +1,9 @@
 """Rules on the tool definition around the schemas: name, title, description,
-icons and annotations (hints hosts act on).
+icons, annotations (hints hosts act on) and execution (task support).
+
+Fields the MCP revisions define with a default are compared by meaning, the
+default standing in for an absent field (`FIELD_DEFAULTS`): writing a default
+out, or leaving it out, is no change at all.
 """
 
 from __future__ import annotations
@@ -9,17 +13,17 @@ from typing import Any
 
 from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind
-from registry.compat.walk import Finding
+from registry.compat.walk import ABSENT, Finding
 
-__all__ = ["ESCALATION", "HINT_DEFAULTS", "MCP_TOOL_FIELDS", "MCP_TOOL_FIELD_ORDER", "tool_changes"]
-
-# MCP's defaults for absent hints: an absent hint means the cautious value.
-HINT_DEFAULTS: dict[str, bool] = {
-    "readOnlyHint": False,
-    "destructiveHint": True,
-    "idempotentHint": False,
-    "openWorldHint": True,
-}
+__all__ = [
+    "ESCALATION",
+    "FIELD_DEFAULTS",
+    "HINT_DEFAULTS",
+    "MCP_TOOL_FIELDS",
+    "MCP_TOOL_FIELD_ORDER",
+    "TASK_SUPPORT",
+    "tool_changes",
+]
 
 # hint -> the value that promises less (moving to it is an escalation)
 ESCALATION: dict[str, bool] = {
@@ -46,7 +50,37 @@ MCP_TOOL_FIELD_ORDER = (
     "_meta",
 )
 MCP_TOOL_FIELDS = frozenset(MCP_TOOL_FIELD_ORDER)
-_HANDLED = MCP_TOOL_FIELDS - {"execution"}
+
+# How each value of `execution.taskSupport` may be called: without a task, as a
+# task. A move that keeps every way of calling relaxes; one that drops a way
+# tightens (a caller that called as before may be refused).
+TASK_SUPPORT: dict[str, frozenset[str]] = {
+    "forbidden": frozenset({"plain"}),
+    "optional": frozenset({"plain", "task"}),
+    "required": frozenset({"task"}),
+}
+
+# (object field, key) -> (the default an absent key reads as, the MCP revisions
+# that define it). From the published schema of each revision
+# (modelcontextprotocol/modelcontextprotocol, schema/<revision>/schema.json):
+# ToolAnnotations' hints from 2025-03-26 on ("Default: false/true" in each),
+# ToolExecution.taskSupport in 2025-11-25 ("Default: \"forbidden\""; the
+# 2026-07-28 Tool has no `execution`). The defaults agree wherever a key is
+# defined, so one table serves every revision.
+_HINTS_SINCE = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+FIELD_DEFAULTS: dict[tuple[str, str], tuple[Any, tuple[str, ...]]] = {
+    ("annotations", "readOnlyHint"): (False, _HINTS_SINCE),
+    ("annotations", "destructiveHint"): (True, _HINTS_SINCE),
+    ("annotations", "idempotentHint"): (False, _HINTS_SINCE),
+    ("annotations", "openWorldHint"): (True, _HINTS_SINCE),
+    ("execution", "taskSupport"): ("forbidden", ("2025-11-25",)),
+}
+
+# MCP's defaults for absent hints: an absent hint means the cautious value.
+HINT_DEFAULTS: dict[str, bool] = {
+    key: default for (field, key), (default, _) in FIELD_DEFAULTS.items() if field == "annotations"
+}
+_HANDLED = MCP_TOOL_FIELDS
 _TEXTS = frozenset({"description", "title", "icons"})
 _KNOWN_ANNOTATIONS = frozenset({*HINT_DEFAULTS, "title"})
 
@@ -64,8 +98,9 @@ def tool_changes(
         findings += texts_changed(old, new)
     if "annotations" in differ:
         findings += annotations_changed(old.get("annotations") or {}, new.get("annotations") or {})
+    if "execution" in differ:
+        findings += execution_changed(old.get("execution"), new.get("execution"))
     if differ - _HANDLED:
-        findings += other_fields_changed(old, new)
         findings += extensions_changed(old, new)
     return findings
 
@@ -77,7 +112,11 @@ def name_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
     `"name": "pull_request_read"`."""
     if old.get("name") == new.get("name"):
         return []
-    return [Finding(Kind.TOOL_RENAMED, "/name", "name", old.get("name"), new.get("name"))]
+    return [
+        Finding(
+            Kind.TOOL_RENAMED, "/name", "name", old.get("name", ABSENT), new.get("name", ABSENT)
+        )
+    ]
 
 
 def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
@@ -91,8 +130,9 @@ def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
         ("title", Kind.TITLE_CHANGED),
         ("icons", Kind.ICONS_CHANGED),
     ):
-        if old.get(key) != new.get(key):
-            findings.append(Finding(kind, f"/{key}", key, old.get(key), new.get(key)))
+        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
+        if before != after:
+            findings.append(Finding(kind, f"/{key}", key, before, after))
     return findings
 
 
@@ -112,33 +152,76 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
         if before == after:
             continue
         kind = Kind.ANNOTATION_ESCALATED if after == ESCALATION[hint] else Kind.ANNOTATION_RELAXED
-        findings.append(Finding(kind, f"/annotations/{hint}", hint, old.get(hint), new.get(hint)))
-    if old.get("title") != new.get("title"):
+        findings.append(
+            Finding(
+                kind, f"/annotations/{hint}", hint, old.get(hint, ABSENT), new.get(hint, ABSENT)
+            )
+        )
+    if old.get("title", ABSENT) != new.get("title", ABSENT):
         findings.append(
             Finding(
                 Kind.TITLE_CHANGED,
                 "/annotations/title",
                 "title",
-                old.get("title"),
-                new.get("title"),
+                old.get("title", ABSENT),
+                new.get("title", ABSENT),
             )
         )
     others = (old.keys() | new.keys()) - _KNOWN_ANNOTATIONS
     for key in sorted(others) if others else ():
-        if old.get(key) != new.get(key):
-            findings.append(
-                Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, old.get(key), new.get(key))
-            )
+        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
+        if before != after:
+            findings.append(Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, before, after))
     return findings
 
 
-def other_fields_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
-    """`execution` (task support) differs: unanalyzable, fail closed."""
-    return [
-        Finding(Kind.UNANALYZABLE, f"/{key}", key, old.get(key), new.get(key))
-        for key in sorted((old.keys() | new.keys()) & (MCP_TOOL_FIELDS - _HANDLED))
-        if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
-    ]
+def execution_changed(old: Any, new: Any) -> list[Finding]:
+    """`task-support-relaxed`, `task-support-tightened`: `execution.taskSupport`
+    read with MCP's default ("forbidden" when absent, as when `execution` is).
+
+    Example: absent -> `{"taskSupport": "forbidden"}` is no change;
+    `"forbidden"` -> `"optional"` relaxes (a call without a task still works);
+    `"optional"` -> `"required"` tightens (a call without a task is refused).
+    A value MCP does not define, or another key of `execution`, that differs
+    is unanalyzable.
+    """
+    default = FIELD_DEFAULTS[("execution", "taskSupport")][0]
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        # `execution` absent reads as empty; anything else that is no object is no MCP value
+        if (old is not None and not isinstance(old, dict)) or (
+            new is not None and not isinstance(new, dict)
+        ):
+            return [
+                Finding(
+                    Kind.UNANALYZABLE,
+                    "/execution",
+                    "execution",
+                    ABSENT if old is None else old,
+                    ABSENT if new is None else new,
+                )
+            ]
+        old, new = old or {}, new or {}
+    findings = []
+    before, after = old.get("taskSupport", ABSENT), new.get("taskSupport", ABSENT)
+    modes_before = TASK_SUPPORT.get(default if before is ABSENT else before)
+    modes_after = TASK_SUPPORT.get(default if after is ABSENT else after)
+    if modes_before is None or modes_after is None:
+        if not json_equal(before, after):
+            findings.append(
+                Finding(Kind.UNANALYZABLE, "/execution/taskSupport", "taskSupport", before, after)
+            )
+    elif modes_before != modes_after:
+        kind = (
+            Kind.TASK_SUPPORT_RELAXED
+            if modes_after >= modes_before
+            else Kind.TASK_SUPPORT_TIGHTENED
+        )
+        findings.append(Finding(kind, "/execution/taskSupport", "taskSupport", before, after))
+    for key in sorted((old.keys() | new.keys()) - {"taskSupport"}):
+        was, now = old.get(key, ABSENT), new.get(key, ABSENT)
+        if was is ABSENT or now is ABSENT or not json_equal(was, now):
+            findings.append(Finding(Kind.UNANALYZABLE, f"/execution/{_escape(key)}", key, was, now))
+    return findings
 
 
 def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
@@ -147,7 +230,13 @@ def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding
     it (the SDK's `Tool` model drops it), so it is cosmetic.
     Example: `"requiredScopes": ["repo"]` -> `"requiredScopes": ["repo", "gist"]`."""
     return [
-        Finding(Kind.EXTENSION_CHANGED, f"/{_escape(key)}", key, old.get(key), new.get(key))
+        Finding(
+            Kind.EXTENSION_CHANGED,
+            f"/{_escape(key)}",
+            key,
+            old.get(key, ABSENT),
+            new.get(key, ABSENT),
+        )
         for key in sorted((old.keys() | new.keys()) - MCP_TOOL_FIELDS)
         if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
     ]

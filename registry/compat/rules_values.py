@@ -11,7 +11,7 @@ from registry.compat.jsonvalues import json_missing
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.shape import json_key
-from registry.compat.walk import Finding, Leaf, Route, Walk, arguments_pointer
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk, arguments_pointer
 
 __all__ = ["RULES"]
 
@@ -48,8 +48,8 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     if "number" in old_types and "number" not in new_types and "integer" in new_types:
         lost.append("number")
     gained = sorted(t for t in new_types if not _covered(t, old_types))
-    old_shown = sorted(old.types) if old.types is not None else None
-    new_shown = sorted(new.types) if new.types is not None else None
+    old_shown = sorted(old.types) if old.types is not None else ABSENT
+    new_shown = sorted(new.types) if new.types is not None else ABSENT
     if lost:
         walk.emit(
             Finding(
@@ -88,10 +88,12 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         sample = instance_of(old)
         if json_key(sample) in {json_key(v) for v in new_values}:
             sample = _value_outside(old, new_values)
-        walk.emit(Finding(kind, at, keyword, None, list(new_values), route, Leaf("value", sample)))
+        walk.emit(
+            Finding(kind, at, keyword, ABSENT, list(new_values), route, Leaf("value", sample))
+        )
         return
     if new_values is None:
-        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), None))
+        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, old=list(old_values)))
         return
     lost = json_missing(old_values, new_values)
     gained = json_missing(new_values, old_values)

@@ -46,14 +46,31 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Documented bounds on what the engine analyses (bad input is refused, not walked).
+    """Documented bounds on what the engine analyses (docs/contract.md).
 
-    `max_depth` counts nesting of schemas, following `$ref` hops too;
-    `max_nodes` counts every schema node of one side.
+    Refused with `ClassificationError` (bad input is not walked): `max_depth`
+    counts nesting of schemas, following `$ref` hops too; `max_nodes` counts
+    every schema node of one side.
+
+    A work budget, deterministic (counted, never timed): per side, pairs of old
+    and new schema nodes compared (by the walk, and by the probes it makes to
+    match union branches or check a fit) up to one per schema object of the
+    two documents plus `max_steps`; comparisons nested at most `max_walk_depth`
+    deep (a recursive `$ref` against another recursion). Past either, the
+    side's report ends with `unanalyzable` at the node where it ran out, naming
+    the bound. The branches of two unions left unmatched by equal JSON and
+    shape are tried against each other pairwise: past `max_branch_pairs`
+    (unmatched old branches times new branches), the union is `unanalyzable`.
+    `max_witness_bytes`: the JSON of the candidate witnesses python-jsonschema
+    checks per classification; past it, changes are reported without a witness.
     """
 
     max_depth: int = 64
     max_nodes: int = 100_000
+    max_steps: int = 20_000
+    max_walk_depth: int = 96
+    max_branch_pairs: int = 4_096
+    max_witness_bytes: int = 2_000_000
 
 
 # Keywords that carry no validation: differences are cosmetic.
@@ -358,6 +375,38 @@ class Node:
     def is_ref_only(self) -> bool:
         return self.ref_only
 
+    def own_keywords(self) -> bool:
+        """Whether the node constrains values by keywords beside its `anyOf` /
+        `oneOf` (annotations, identities, `default` and a `type` that every
+        branch keeps to anyway do not count)."""
+        found = self.memo.get("own")
+        if found is None:
+            found = self.memo["own"] = self._own_keywords()
+        return bool(found)
+
+    def _own_keywords(self) -> bool:
+        raw = self.raw
+        if type(raw) is not dict:
+            return raw is False  # `false` refuses everything; `true` asks nothing
+        others = raw.keys() - _BESIDE_UNION
+        if not others:
+            return False
+        if others != {"type"} or self.types is None:
+            return True
+        branches = self.any_of or self.one_of or ()
+        return not branches or not all(_within(b, self.types) for b in branches)
+
+    def bare_union(self) -> bool:
+        """An `anyOf` or `oneOf` with nothing else that constrains beside it: it
+        accepts what one of its branches accepts, and nothing more is asked."""
+        raw = self.raw
+        return (
+            type(raw) is dict
+            and ("anyOf" in raw) != ("oneOf" in raw)
+            and "$ref" not in raw
+            and not self.own_keywords()
+        )
+
     def has_applicators(self) -> bool:
         """Whether subschemas beside this node's own keywords evaluate the same
         instance (what `unevaluated*` depend on)."""
@@ -369,6 +418,16 @@ class Node:
             or (self.ref is not None and not self.ref_only)
             or self.opaque.keys() & UNANALYZABLE
         )
+
+
+# What may sit beside a bare union: nothing that constrains a value.
+_BESIDE_UNION = INERT | {"anyOf", "oneOf", "default"}
+
+
+def _within(branch: Node, types: frozenset[str]) -> bool:
+    """Whether every value `branch` accepts has one of `types` (an integer is a number)."""
+    kinds = branch.effective_types()
+    return all(t in types or (t == "integer" and "number" in types) for t in kinds)
 
 
 class Properties(Mapping[str, Node]):

@@ -32,7 +32,7 @@ from typing import Any
 from registry.compat.dialects import ANNOTATIONS
 from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
 from registry.compat.kinds import Kind
-from registry.compat.walk import Finding
+from registry.compat.walk import ABSENT, Finding
 
 __all__ = ["KINDS", "surface_changes"]
 
@@ -138,7 +138,7 @@ def _schema(
         raise _Other
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
     for key in keys:
-        before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
+        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
         if before is after:
             continue
         if key in ANNOTATIONS:
@@ -148,8 +148,8 @@ def _schema(
                         KINDS[key],
                         f"{pointer}/{_escape(key)}",
                         key,
-                        None if before is _ABSENT else before,
-                        None if after is _ABSENT else after,
+                        before,
+                        after,
                     )
                 )
             continue
@@ -167,7 +167,7 @@ def _schema(
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
-                findings.append(Finding(Kind.REQUIRED_REMOVED, at, name, name, None))
+                findings.append(Finding(Kind.REQUIRED_REMOVED, at, name, old=name))
         elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
             required = old.get("required", _NO_NAMES)
@@ -213,7 +213,7 @@ def _map(
             if not _plain_addition(schema) or name in required:
                 raise _Other
             at_name = f"{at}/{_escape(name)}"
-            findings.append(Finding(Kind.PROPERTY_ADDED, at_name, name, None, schema))
+            findings.append(Finding(Kind.PROPERTY_ADDED, at_name, name, new=schema))
     for name, first in old.items():
         second = new[name]
         if first == second:
@@ -265,7 +265,6 @@ def _plain_addition(schema: Any) -> bool:
     return kind is bool or (kind is dict and not schema.keys() & _NOT_ADDED)
 
 
-_ABSENT: Any = object()
 _NO_NAMES: list[str] = []
 
 

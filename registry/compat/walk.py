@@ -7,11 +7,18 @@ wording comes from `kinds.MESSAGES`, the severity from `kinds.SEVERITY`.
 
 A `Route` is how an arguments object reaches the node (property names, array
 positions, union branches); the witness builder follows it from the old root.
+
+Work is bounded (`Limits`): every pair compared, by the walk or by one of its
+probes, spends a step of one `Budget` per side, and comparisons nest no deeper
+than `max_walk_depth`. When either runs out, the walk stops and the side's
+report ends with one `unanalyzable` at the node where it ran out, naming the
+bound: the same input gives the same report on any machine. A probe that is
+already running for the same pair (a recursive schema comparing itself through
+a union) answers as the walk's `seen` does: nothing found, assumed to hold.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +26,30 @@ from typing import Any
 from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
 
-__all__ = ["Finding", "Leaf", "Route", "Step", "Walk", "deref"]
+__all__ = [
+    "ABSENT",
+    "Budget",
+    "Finding",
+    "Leaf",
+    "OutOfBudget",
+    "Route",
+    "Step",
+    "Walk",
+    "budget_finding",
+    "deref",
+]
+
+
+class _Absent:
+    """The value of a keyword or field that is not there (JSON `null` is `None`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +81,23 @@ class Leaf:
 
 @dataclass(slots=True)
 class Finding:
+    """`old` and `new` are the values before and after, `ABSENT` where there is none
+    (`None` is JSON's null). `refused`: a property removed or renamed whose old
+    value the new version refuses outright (its content model is closed to the
+    name), rather than keeping it unread; `holder`: the pointer of the new
+    object schema that no longer declares it (where its witness is checked)."""
+
     kind: Kind
     pointer: str
     name: str = ""
-    old: Any = None
-    new: Any = None
+    old: Any = ABSENT
+    new: Any = ABSENT
     route: Route | None = None
     leaf: Leaf | None = None
     suggested_op: dict[str, Any] | None = None
-    extra: dict[str, Any] | None = None  # `new_name` of a rename
+    extra: dict[str, Any] | None = None  # `new_name` of a rename; `bound` of a budget run out
+    refused: bool = False
+    holder: str | None = None
 
 
 def deref(node: Node) -> Node:
@@ -70,6 +108,50 @@ def deref(node: Node) -> Node:
 
 
 Rule = Callable[["Walk", Node, Node, str, Route], None]
+
+
+class OutOfBudget(Exception):
+    """The work budget of a side ran out (`Budget.spent` says which bound, where)."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """The work one side of a classification may do, shared by its walk and probes.
+
+    `steps`: pairs still to compare (`Limits.max_steps`); `max_depth`: how deep
+    comparisons may nest (`Limits.max_walk_depth`). `spent` names the bound that
+    ran out and `where` the pointer of the node being compared then. `fitted`
+    remembers what `Walk.fits` found; `active` is the stack of probes running,
+    and `tainted` the lowest position in it that a probe assumed to hold
+    (a result resting on such an assumption is not remembered)."""
+
+    steps: int
+    max_depth: int
+    max_pairs: int = 1 << 62  # union branches tried against each other (`max_branch_pairs`)
+    depth: int = 0
+    spent: str | None = None
+    where: str = ""
+    fitted: dict[tuple[int, int, bool], bool] = field(default_factory=dict)
+    active: list[tuple[int, int, bool, bool]] = field(default_factory=list)
+    tainted: int = 1 << 30
+
+    def run_out(self, bound: str, pointer: str) -> OutOfBudget:
+        if self.spent is None:
+            self.spent, self.where = bound, pointer
+        return OutOfBudget()
+
+
+def budget_finding(bound: str, value: int, pointer: str, name: str) -> Finding:
+    """`unanalyzable` where a bound of `Limits` ran out. Example: two `anyOf`s of
+    1,000 object branches, every branch changed, try more branch pairs than
+    `max_branch_pairs`: `unanalyzable` at `/inputSchema/properties/v/anyOf`."""
+    message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
+    return Finding(Kind.UNANALYZABLE, pointer, name, extra={"bound": message})
+
+
+def unlimited() -> Budget:
+    """A budget that never runs out (a walk made outside `classify`, in tests)."""
+    return Budget(steps=1 << 62, max_depth=1 << 30)
 
 
 @dataclass(slots=True)
@@ -88,6 +170,10 @@ class Walk:
     # valid (rules may skip the others); `decide` stops at the first one counted.
     validity: bool = False
     decide: bool = False
+    # The rules for a plain schema against a bare union (`Node.bare_union`): the
+    # union rule alone pairs it with the branches (and the documentation rules).
+    union_rules: tuple[Rule, ...] = ()
+    budget: Budget = field(default_factory=unlimited)
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -97,7 +183,7 @@ class Walk:
     def counts(self, finding: Finding) -> bool:
         """Whether a probe of this walk's kind reports `finding`."""
         return severity_of(finding.kind, self.side) is Severity.BREAKING and not (
-            self.validity and finding.kind in READ_DIFFERENTLY
+            self.validity and finding.kind in READ_DIFFERENTLY and not finding.refused
         )
 
     def compare(self, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -110,13 +196,31 @@ class Walk:
         self.seen.add(key)
         if self.same(old_node.raw, new_node.raw):
             return  # equal subtrees without a `$ref` below are skipped unparsed
+        budget = self.budget
+        budget.steps -= 1
+        if budget.steps < 0 or budget.spent is not None:
+            raise budget.run_out("max_steps", new_node.pointer)
+        if budget.depth >= budget.max_depth:
+            raise budget.run_out("max_walk_depth", new_node.pointer)
         if old_node.unsatisfiable():
             # no value was valid here: nothing old callers sent can break
             if not new_node.unsatisfiable():
                 self.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new_node.raw))
             return
-        for rule in self.rules:
-            rule(self, old_node, new_node, pointer, route)
+        rules = self.rules
+        old_raw, new_raw = old_node.raw, new_node.raw
+        if self.union_rules and _holds_union(old_raw) != _holds_union(new_raw):
+            union_side, plain = (
+                (old_node, new_node) if _holds_union(old_raw) else (new_node, old_node)
+            )
+            if type(plain.raw) is dict and union_side.bare_union():
+                rules = self.union_rules
+        budget.depth += 1
+        try:
+            for rule in rules:
+                rule(self, old_node, new_node, pointer, route)
+        finally:
+            budget.depth -= 1
 
     def same(self, old: Any, new: Any) -> bool:
         """Whether two raw schemas are the same JSON with no `$ref` in it: no
@@ -131,6 +235,11 @@ class Walk:
             if marker in code:
                 return False
         return True
+
+    def plain_code(self, raw: Any) -> bytes | None:
+        """The JSON of a raw schema when it holds no `$ref` (equal codes: `same`), else None."""
+        code = self._code(raw)
+        return code if code is not None and self._plain(code) else None
 
     def changed_properties(self, old: Node, new: Node) -> list[str]:
         """The properties both nodes list whose schemas are not `same`, in old's
@@ -198,7 +307,27 @@ class Walk:
         """The breaking findings of a separate walk over (old, new) on this side,
         at `route`. With `validity`, only those about which values are valid
         (a value dropped or read with another default is not counted); with
-        `decide`, the first of them only."""
+        `decide`, the first of them only. A probe of a pair already being probed
+        (a recursive schema) finds nothing; one that runs out of budget stops
+        the whole walk (`OutOfBudget`: the side's report says where)."""
+        key = (id(deref(old)), id(deref(new)), validity, decide)
+        return self._probe(old, new, route, key, validity=validity, decide=decide)
+
+    def _probe(
+        self,
+        old: Node,
+        new: Node,
+        route: Route,
+        key: tuple[int, int, bool, bool],
+        *,
+        validity: bool,
+        decide: bool,
+    ) -> list[Finding]:
+        budget = self.budget
+        for position, running in enumerate(budget.active):
+            if running == key:
+                budget.tainted = min(budget.tainted, position)
+                return []
         probe = Walk(
             side=self.side,
             rules=self.rules,
@@ -206,15 +335,40 @@ class Walk:
             unsafe=self.unsafe,
             validity=validity,
             decide=decide,
+            union_rules=self.union_rules,
+            budget=budget,
         )
-        with contextlib.suppress(_Decided):
+        budget.active.append(key)
+        try:
             probe.compare(old, new, new.pointer, route)
+        except _Decided:
+            pass
+        finally:
+            budget.active.pop()
         return [f for f in probe.findings if probe.counts(f)]
 
     def fits(self, old: Node, new: Node, *, validity: bool = False) -> bool:
         """Whether every value valid under `old` is read the same under `new`
-        (or, with `validity`, is valid under `new`)."""
-        return not self.probe(old, new, validity=validity, decide=True)
+        (or, with `validity`, is valid under `new`). Remembered per pair, unless
+        the answer rests on a probe still running further up."""
+        budget = self.budget
+        pair = (id(deref(old)), id(deref(new)))
+        key = (*pair, validity)
+        known = budget.fitted.get(key)
+        if known is not None:
+            return known
+        depth = len(budget.active)
+        found = self._probe(old, new, (), (*pair, validity, True), validity=validity, decide=True)
+        if budget.tainted >= depth:
+            budget.tainted = 1 << 30  # assumptions made inside this probe were its own
+            budget.fitted[key] = not found
+        elif found:
+            budget.fitted[key] = False  # more assumptions can only find more
+        return not found
+
+
+def _holds_union(raw: Any) -> bool:
+    return type(raw) is dict and ("anyOf" in raw or "oneOf" in raw)
 
 
 class _Decided(Exception):

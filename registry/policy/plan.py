@@ -13,16 +13,23 @@ A manifest's `accept` is read only when its definition lands as a new version.
 A bundle may also carry namespace policies (`policies`, one per namespace, from
 policy manifests): `plan_policy` says whether each changes what is stored; the
 tools of that namespace are planned under the bundle's policy.
+
+A directory of manifests (or a live server's listing) is a namespace's whole
+set of tools: `plan_removals` names each tool the namespace serves that the
+set no longer holds (`tool-removed`, or `tool-renamed` where the engine pairs
+it with a tool the set adds), retired on purpose or not; `PlanAnswer.removed`
+and `PlanAnswer.semver` (registry/policy/semver.py) are filled by the CLI, which
+reads the namespace's tools from the registry or a saved toolset.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 import msgspec
 
-from registry.compat import ChangeReport
+from registry.compat import Change, ChangeReport, toolset_changes
 from registry.policy.acceptance import Acceptance, AcceptRequest, NamespacePolicy
 from registry.policy.publishing import (
     AliasLike,
@@ -40,6 +47,7 @@ from registry.policy.publishing import (
     verify_converter,
 )
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
+from registry.policy.semver import SemverCheck
 from registry.policy.usage import RequireIdle, VersionUsage
 
 __all__ = [
@@ -53,8 +61,11 @@ __all__ = [
     "PlanAnswer",
     "PolicyBody",
     "PolicyPlan",
+    "ServedTool",
     "ToolPlan",
+    "ToolRemoval",
     "plan_policy",
+    "plan_removals",
     "plan_tool",
 ]
 
@@ -166,14 +177,35 @@ class PolicyPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     allowed: bool = True
 
 
+class ToolRemoval(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A tool the namespace serves that the manifests (or a live server) no longer
+    hold: `change` is `tool-removed` or `tool-renamed` (`renamed_to` names the tool
+    that took its place), `versions` its served versions. `retired`: retired on
+    purpose (`--retire-removed`: the bundle retires those versions); otherwise it
+    is a breaking change without a decision. `callers`: who still calls them."""
+
+    namespace: str
+    tool: str
+    change: Change
+    versions: list[int]
+    retired: bool = False
+    renamed_to: str | None = None
+    callers: list[VersionUsage] = msgspec.field(default_factory=list)
+
+
 class PlanAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """The answer of `POST /v1/apply` (`schemas/plan.schema.json`)."""
+    """The answer of `POST /v1/apply` (`schemas/plan.schema.json`). `removed` and
+    `semver` are what `registry plan/apply/check` add to it (absent from the
+    registry's own answer): the tools the manifests no longer hold, and each
+    namespace's `serverInfo.version` bump against the change."""
 
     accepted: bool
     applied: bool
     tools: list[ToolPlan]
     namespaces: list[NamespacePlan] = msgspec.field(default_factory=list)
     policies: list[PolicyPlan] = msgspec.field(default_factory=list)
+    removed: list[ToolRemoval] | msgspec.UnsetType = msgspec.UNSET
+    semver: list[SemverCheck] | msgspec.UnsetType = msgspec.UNSET
 
 
 def plan_policy(body: PolicyBody, stored: NamespacePolicy, *, allowed: bool) -> PolicyPlan:
@@ -192,6 +224,42 @@ class _Converter(msgspec.Struct, frozen=True):
     from_version: int
     to_version: int
     ops: list[dict[str, Any]]
+
+
+class ServedTool(msgspec.Struct, frozen=True):
+    """A tool a namespace serves: its current definition and its served versions."""
+
+    definition: dict[str, Any]
+    versions: list[int]
+
+
+def plan_removals(
+    namespace: str,
+    served: dict[str, ServedTool],
+    held: dict[str, dict[str, Any]],
+    created: set[str],
+    *,
+    retired: Collection[str] = (),
+) -> list[ToolRemoval]:
+    """The tools of `served` (name -> the namespace's tool) that `held` (name ->
+    definition: the manifests, or a live server's listing) no longer holds, in
+    name order. A tool `held` adds (`created`: not served yet) may pair with one
+    as its new name; `retired` names those the bundle retires on purpose."""
+    gone = {name: tool.definition for name, tool in served.items() if name not in held}
+    if not gone:
+        return []
+    arrived = {name: held[name] for name in sorted(created) if name in held}
+    return [
+        ToolRemoval(
+            namespace=namespace,
+            tool=change.old,
+            change=change,
+            versions=served[change.old].versions,
+            retired=change.old in retired,
+            renamed_to=change.new if change.new is not None else None,
+        )
+        for change in toolset_changes(gone, arrived)
+    ]
 
 
 def _rfc3339(value: Any) -> str | None:
