@@ -27,7 +27,7 @@ from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
 from registry.api.problems import ApiError
 from registry.api.services import Services, principal, reader, services
-from registry.api.sync import _client_gone
+from registry.api.sync import _client_gone, holder
 from registry.compat import ChangeReport, ClassificationError
 from registry.console.session import page, reader_or_login
 from registry.console.views import (
@@ -194,25 +194,37 @@ async def live_fragment(
     timeline (swapped in out of band) and the next request. After `wait` seconds
     without a change: only the next request."""
     svc = await reader(request, ns)
+    who = await principal(request)
     # One watcher of the connection for the whole request: a client that hangs up (the
-    # page was left) stops holding a waiter at once.
-    gone = asyncio.ensure_future(_client_gone(request))
-    try:
-        return await _follow(request, svc, gone, ns, tool, seen, known or None, wait)
-    except _Gone:
-        return Response(b"", status_code=204)
-    finally:
-        gone.cancel()
+    # page was left) stops holding a waiter at once. The wait takes a long-poll slot of
+    # the token's share, and ends when the token is revoked.
+    with svc.longpolls.slot(holder(request, who)), svc.revocations.watch(who.token_id) as revoked:
+        gone = asyncio.ensure_future(_client_gone(request))
+        ended = asyncio.ensure_future(revoked.wait())
+        try:
+            return await _follow(request, svc, gone, ended, ns, tool, seen, known or None, wait)
+        except _Gone:
+            return Response(b"", status_code=204)
+        finally:
+            gone.cancel()
+            ended.cancel()
 
 
 class _Gone(Exception):
     """The client hung up while its request waited."""
 
 
+def _revoked() -> ApiError:
+    return ApiError(
+        "unauthenticated", "the token was revoked while this page waited: sign in again"
+    )
+
+
 async def _follow(
     request: Request[Any, Any, Any],
     svc: Services,
     gone: asyncio.Future[None],
+    revoked: asyncio.Future[Any],
     ns: str,
     tool: str,
     seen: str,
@@ -225,13 +237,19 @@ async def _follow(
         waiter = asyncio.ensure_future(
             svc.cache.wait_changed(ns, digest, max(deadline - loop.time(), 0.0))
         )
-        watched: set[asyncio.Future[Any]] = {waiter, gone}
+        watched: set[asyncio.Future[Any]] = {waiter, gone, revoked}
         await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
         if not waiter.done():
             waiter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await waiter
+            if revoked.done():
+                raise _revoked()
             raise _Gone
+        # The token is asked again before anything is shown (a revocation the LISTEN
+        # connection missed included): what the page shows next is read as it is now.
+        request.scope.setdefault("state", {}).pop("principal", None)
+        await reader(request, ns)
         built = waiter.result()
         if built is None:
             raise ApiError("not-found", f"namespace {ns} does not exist")

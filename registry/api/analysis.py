@@ -1,0 +1,222 @@
+"""What the analysis workers run (`registry.api.budget`): every call into the engine.
+
+Each function runs in a worker process, on arguments pickled there, with the
+process's own `RouteFinder` (its classification cache lives as long as the
+worker). A refusal is raised as the `ApiError` the handler answers; a schema
+the engine cannot follow (Python's recursion limit) is `analysis-over-budget`,
+never a 500.
+
+    await budget.run(request, analysis.validated, tool, definition)   # -> digest
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from itertools import pairwise
+from typing import Any, ParamSpec, TypeVar
+
+from registry.api.problems import ApiError
+from registry.canonical import DigestError
+from registry.canonical import digest as canonical_digest
+from registry.compat import ChangeReport, ClassificationError, classify
+from registry.definitions import DefinitionError, validate_definition
+from registry.policy.acceptance import NamespacePolicy
+from registry.policy.plan import ManifestBody, ToolPlan, plan_tool
+from registry.policy.publishing import (
+    Decision,
+    PolicyError,
+    PublishOutcome,
+    PublishRequest,
+    check_deprecate,
+    check_retire,
+    plan_publish,
+    verify_converter,
+)
+from registry.policy.routes import RouteFinder, RouteStep
+from registry.store import Alias, Converter, ToolState, Version
+
+__all__ = [
+    "classify_definitions",
+    "converter_report",
+    "deprecate_decisions",
+    "diff_rows",
+    "plan",
+    "plan_manifest",
+    "report",
+    "retire_decisions",
+    "routed",
+    "timeline_analysis",
+    "validated",
+    "validated_manifest",
+]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_FINDER = RouteFinder()
+
+
+def _bounded(fn: Callable[_P, _T]) -> Callable[_P, _T]:
+    """The engine's recursion limit met: a problem that says so, not a crash."""
+
+    @functools.wraps(fn)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return fn(*args, **kwargs)
+        except RecursionError:
+            raise ApiError(
+                "analysis-over-budget",
+                "the definitions nest or refer to themselves too deeply to be analysed",
+            ) from None
+
+    return run
+
+
+def _definition_problem(message: str, pointer: str) -> ApiError:
+    return ApiError("invalid-definition", message, pointer=pointer)
+
+
+@_bounded
+def validated(tool: str | None, definition: dict[str, Any], prefix: str = "/definition") -> str:
+    """The digest of a valid definition named `tool` (None: any name); else 422."""
+    try:
+        validate_definition(definition)
+    except DefinitionError as exc:
+        raise _definition_problem(exc.message, prefix + exc.pointer) from exc
+    if tool is not None and definition.get("name") != tool:
+        raise _definition_problem(
+            f"the definition's name {definition.get('name')!r} is not the tool {tool!r} "
+            "of the path",
+            prefix + "/name",
+        )
+    try:
+        return canonical_digest(definition)
+    except DigestError as exc:
+        raise _definition_problem(str(exc), prefix) from exc
+
+
+def validated_manifest(index: int, body: ManifestBody) -> str:
+    """`validated` for a bundle's manifest; the pointer names it."""
+    return validated(None, body.tool, f"/manifests/{index}/tool")
+
+
+def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
+    return ApiError(
+        exc.code,
+        exc.message,
+        pointer=(prefix + exc.pointer) if exc.pointer else None,
+        report=exc.report,
+    )
+
+
+@_bounded
+def plan(
+    state: ToolState,
+    definition: dict[str, Any],
+    digest: str,
+    data: PublishRequest,
+    policy: NamespacePolicy,
+) -> PublishOutcome:
+    """The publishing rule's outcome for a new definition of the tool."""
+    try:
+        return plan_publish(state, definition, digest, data, _FINDER, policy)
+    except PolicyError as exc:
+        raise _policy_problem(exc) from exc
+    except ClassificationError as exc:
+        raise _definition_problem(exc.message, "/definition" + exc.pointer) from exc
+
+
+@_bounded
+def plan_manifest(
+    index: int,
+    state: ToolState,
+    body: ManifestBody,
+    digest: str,
+    aliases: Sequence[Alias],
+    policy: NamespacePolicy,
+) -> ToolPlan:
+    """`plan_tool` of one manifest of a bundle (its problems point into the bundle)."""
+    try:
+        return plan_tool(state, body, digest, _FINDER, aliases, policy)
+    except PolicyError as exc:
+        raise ApiError(
+            exc.code,
+            f"{body.source or body.tool['name']}: {exc.message}",
+            pointer=f"/manifests/{index}{exc.pointer}",
+            report=exc.report,
+        ) from exc
+    except ClassificationError as exc:
+        raise _definition_problem(exc.message, f"/manifests/{index}/tool{exc.pointer}") from exc
+
+
+@_bounded
+def report(old: Version, new: Version) -> ChangeReport:
+    """The change report from `old` to `new` (two stored versions)."""
+    try:
+        return _FINDER.report(old, new)
+    except ClassificationError as exc:
+        raise ApiError("analysis-over-budget", f"the engine refused: {exc.message}") from exc
+
+
+@_bounded
+def classify_definitions(old: Mapping[str, Any], new: Mapping[str, Any]) -> ChangeReport:
+    """`classify` as the toolset builder's finder asks it (its errors pass through)."""
+    return classify(old, new)
+
+
+@_bounded
+def converter_report(
+    source: Version, target: Version, ops: list[dict[str, Any]]
+) -> ChangeReport | None:
+    try:
+        return verify_converter(source, target, ops, _FINDER)
+    except PolicyError as exc:
+        raise _policy_problem(exc) from exc
+
+
+@_bounded
+def routed(
+    versions: Sequence[Version], converters: Sequence[Converter], start: int, target: int
+) -> bool:
+    return _FINDER.route(versions, converters, start=start, target=target) is not None
+
+
+@_bounded
+def retire_decisions(state: ToolState, number: int) -> list[Decision]:
+    return check_retire(state, number, _FINDER)
+
+
+@_bounded
+def deprecate_decisions(state: ToolState, number: int, sunset: datetime | None) -> list[Decision]:
+    return check_deprecate(state, number, sunset, _FINDER)
+
+
+@_bounded
+def timeline_analysis(
+    versions: Sequence[Version], converters: Sequence[Converter]
+) -> tuple[dict[int, ChangeReport], dict[int, list[RouteStep]]]:
+    """The console's timeline: each version's report from the one before, and each
+    served version's route to current (as the toolset payload routes them)."""
+    reports: dict[int, ChangeReport] = {}
+    for old, new in pairwise(versions):
+        try:
+            reports[new.version] = _FINDER.report(old, new)
+        except ClassificationError:
+            continue  # shown without a report; the diff page says why
+    served = [v for v in versions if v.state != "retired"]
+    routes = {}
+    for version in served:
+        route = _FINDER.route(
+            versions, converters, start=version.version, target=served[-1].version
+        )
+        if route is not None:
+            routes[version.version] = route
+    return reports, routes
+
+
+def diff_rows(old: Any, new: Any) -> list[Any]:
+    """The console diff page's two columns (difflib, quadratic in the worst case)."""
+    from registry.console.views import side_by_side
+
+    return side_by_side(old, new)
