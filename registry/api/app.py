@@ -294,6 +294,7 @@ def create_app(
         svc.listener = listener
         for warning in limits.warnings():
             _log.warning("limits", detail=warning)
+        svc.budget.start()
         try:
             await listener.start(wait=10.0)
         except TimeoutError:

@@ -11,9 +11,12 @@ threads against processes). So the work runs in worker processes
 (`pebble.ProcessPool`, forkserver, the workers at a lower CPU priority than
 the event loop), and each call is bounded:
 
-* a token has at most `per_token` calls running or waiting at once; one more
-  is refused at once with 429 `too-many-requests` (`Retry-After`), so one
-  token cannot take every worker;
+* a token has at most `per_token` calls running at once: its next ones wait
+  for one of its own to finish, so one token never holds more than its share
+  of the workers and another token's call gets the next free one. At most
+  `QUEUED_PER_RUNNING` times that many of one token's calls are admitted
+  (running or waiting); one more is refused at once with 429
+  `too-many-requests` (`Retry-After`);
 * a call waits for a free worker at most until the request's budget ends
   (503 `analysis-busy`, `Retry-After`);
 * a request's calls together run at most `seconds` (the budget starts with
@@ -54,6 +57,7 @@ _log = structlog.get_logger("registry.budget")
 
 ANONYMOUS: Final = "anonymous"  # the share of every caller without a token (open reads)
 RETRY_AFTER_SECONDS: Final = "2"
+QUEUED_PER_RUNNING: Final = 16  # a token's calls admitted at once, per call it may run
 WORKER_NICENESS: Final = 10  # the event loop wins the CPU from a busy worker
 _DEADLINE: Final = "analysis_deadline"
 
@@ -62,6 +66,10 @@ def _lower_priority() -> None:
     """Each worker's initializer: below the event loop's process on the CPU."""
     with contextlib.suppress(OSError):  # not allowed: same priority, still off the loop
         os.nice(WORKER_NICENESS)
+
+
+def _ready() -> None:
+    """A no-op: run once per worker by `Budget.start`."""
 
 
 class Budget:
@@ -88,7 +96,9 @@ class Budget:
         self._pool: pebble.ProcessPool | ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # the toolset builder's thread submits too
         self._free: asyncio.Semaphore | None = None
-        self._held: dict[str, int] = {}
+        self._held: dict[str, int] = {}  # calls admitted, by holder
+        self._shares: dict[str, asyncio.Semaphore] = {}  # calls running, by holder
+        self.admitted = per_token * QUEUED_PER_RUNNING
         metrics.analysis_running.set_function(lambda: sum(self._held.values()))
 
     def holder(self, request: ASGIConnection[Any, Any, Any, Any]) -> str:
@@ -96,6 +106,16 @@ class Budget:
         state = request.scope.get("state", {})
         token = state.get("actor")
         return token if isinstance(token, str) else ANONYMOUS
+
+    def start(self) -> None:
+        """Start the workers now (each imports the engine once), rather than at the first
+        request, whose budget would pay for it. Returns at once."""
+        for _ in range(self.workers):
+            self._submit(_ready, (), 60.0)
+
+    def admitted_of(self, holder: str) -> int:
+        """The calls of `holder` admitted: running, or waiting for its share or a worker."""
+        return self._held.get(holder, 0)
 
     def remaining(self, request: ASGIConnection[Any, Any, Any, Any]) -> float:
         """Seconds left of the request's budget (the budget starts with its first call)."""
@@ -109,41 +129,59 @@ class Budget:
     ) -> _T:
         """`fn(*args)` in a worker, within the request's budget and its token's share."""
         holder = self.holder(request)
-        if self._held.get(holder, 0) >= self.per_token:
-            self._limits.reached("analysis_per_token", self.per_token)
+        if self._held.get(holder, 0) >= self.admitted:
+            self._limits.reached("analysis_per_token", self.admitted)
             raise ApiError(
                 "too-many-requests",
-                f"this token already has {self.per_token} checks, publishes or diffs being "
-                f"analysed (REGISTRY_ANALYSIS_PER_TOKEN); retry when one has finished",
+                f"this token already has {self.admitted} checks, publishes or diffs being "
+                f"analysed or waiting ({QUEUED_PER_RUNNING} x REGISTRY_ANALYSIS_PER_TOKEN); "
+                "retry when one has finished",
                 headers={"Retry-After": RETRY_AFTER_SECONDS},
-                limit={"name": "analysis_per_token", "maximum": self.per_token},
+                limit={"name": "analysis_admitted_per_token", "maximum": self.admitted},
             )
         self._held[holder] = self._held.get(holder, 0) + 1
+        share = self._shares.get(holder)
+        if share is None:
+            share = self._shares[holder] = asyncio.Semaphore(self.per_token)
         try:
-            return await self._run(request, fn, args)
+            await self._wait_for(share, request, "analysis_per_token", self.per_token)
+            try:
+                return await self._run(request, fn, args)
+            finally:
+                share.release()
         finally:
             left = self._held[holder] - 1
             if left:
                 self._held[holder] = left
             else:
                 del self._held[holder]
+                del self._shares[holder]
+
+    async def _wait_for(
+        self,
+        semaphore: asyncio.Semaphore,
+        request: ASGIConnection[Any, Any, Any, Any],
+        limit: str,
+        maximum: int,
+    ) -> None:
+        """`semaphore` acquired before the request's budget ends; else 503 `analysis-busy`."""
+        try:
+            await asyncio.wait_for(semaphore.acquire(), max(self.remaining(request), 0.0))
+        except TimeoutError:
+            self._limits.reached(limit, maximum)
+            raise ApiError(
+                "analysis-busy",
+                f"no analysis slot ({limit} {maximum}) came free within this request's "
+                f"budget of {self.seconds:g} s; retry shortly",
+                headers={"Retry-After": RETRY_AFTER_SECONDS},
+                limit={"name": limit, "maximum": maximum},
+            ) from None
 
     async def _run(
         self, request: ASGIConnection[Any, Any, Any, Any], fn: Callable[..., _T], args: Any
     ) -> _T:
         free = self._semaphore()
-        remaining = self.remaining(request)
-        try:
-            await asyncio.wait_for(free.acquire(), max(remaining, 0.0))
-        except TimeoutError:
-            self._limits.reached("analysis_workers", self.workers)
-            raise ApiError(
-                "analysis-busy",
-                f"every analysis worker ({self.workers}) stayed busy for this request's "
-                f"budget of {self.seconds:g} s; retry shortly",
-                headers={"Retry-After": RETRY_AFTER_SECONDS},
-                limit={"name": "analysis_workers", "maximum": self.workers},
-            ) from None
+        await self._wait_for(free, request, "analysis_workers", self.workers)
         try:
             remaining = self.remaining(request)
             if remaining <= 0:

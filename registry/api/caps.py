@@ -48,7 +48,7 @@ class Caps(msgspec.Struct, frozen=True, kw_only=True):
     max_nodes: int = 20_000
     max_properties: int = 1_000
     max_branches: int = 256
-    max_depth: int = 128
+    max_depth: int = 160
 
     @classmethod
     def of(cls, settings: Any) -> Caps:
@@ -60,8 +60,10 @@ class Caps(msgspec.Struct, frozen=True, kw_only=True):
             max_depth=settings.definition_max_depth,
         )
 
-    def check(self, definition: Any, pointer: str) -> None:
-        """ApiError naming the first cap `definition` passes (see the module docstring)."""
+    def check(self, definition: Any, pointer: str, *, integers: str = "invalid-definition") -> None:
+        """ApiError naming the first cap `definition` passes (see the module docstring);
+        `integers`: the problem type of an integer out of range (for what is no definition,
+        `invalid-body`)."""
         size = len(_ENCODER.encode(definition))
         if size > self.max_bytes:
             raise _too_large("definition_max_bytes", self.max_bytes, size, pointer, "bytes of JSON")
@@ -76,7 +78,7 @@ class Caps(msgspec.Struct, frozen=True, kw_only=True):
             else:
                 if type(value) is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
                     raise ApiError(
-                        "invalid-definition",
+                        integers,
                         f"the integer {value} is beyond +-(2**53 - 1), what a JSON number "
                         "holds exactly (RFC 8785): write it as a string, or a smaller number",
                         pointer=where,

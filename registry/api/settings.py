@@ -73,7 +73,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     definition_max_nodes: Annotated[int, msgspec.Meta(ge=16)] = 20_000
     definition_max_properties: Annotated[int, msgspec.Meta(ge=1)] = 1_000
     definition_max_branches: Annotated[int, msgspec.Meta(ge=1)] = 256
-    definition_max_depth: Annotated[int, msgspec.Meta(ge=8)] = 128
+    definition_max_depth: Annotated[int, msgspec.Meta(ge=8)] = 160
     # a read replica for history, digest and audit reads (answers may lag the primary)
     read_database_url: str | None = None
     read_pool_max: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10

@@ -606,7 +606,7 @@ async def register_converter(
     svc = await writer(request, ns)
     if data.from_ == data.to:
         raise ApiError("request-invalid", "a converter goes from one version to another")
-    svc.caps.check(data.ops, "/ops")
+    svc.caps.check(data.ops, "/ops", integers="invalid-body")
     source = await _existing_version(svc, ns, tool, data.from_)
     target = await _existing_version(svc, ns, tool, data.to)
     report = await svc.budget.run(request, analysis.converter_report, source, target, data.ops)

@@ -429,7 +429,7 @@ CASES: list[Case] = [
         f"nested deeper than {MAX_SCHEMA_DEPTH} levels",
     ),
     Case(
-        f"schema of more than {MAX_SCHEMA_NODES:,} nodes",
+        "schema past the size cap (before any other check)",
         "POST",
         VERSIONS,
         publish(
@@ -441,8 +441,8 @@ CASES: list[Case] = [
             )
         ),
         422,
-        "invalid-definition",
-        f"more than {MAX_SCHEMA_NODES} nodes",
+        "definition-too-large",
+        "bytes of JSON where at most 524,288 are allowed (REGISTRY_DEFINITION_MAX_BYTES)",
     ),
     Case(
         "ref cycle between two defs",

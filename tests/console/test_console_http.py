@@ -22,13 +22,25 @@ from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1
 
 STATIC = Path(__file__).resolve().parents[2] / "registry" / "console" / "static"
 HTMX_SHA256 = "d6fdc75f204e6bdefa99b69bf1e6d4ac69b8a364f77929f45c13476b4000f717"
-COOKIE = "registry_console_token"
+COOKIE = "registry_console_session"
 SAME_SITE = {"Sec-Fetch-Site": "same-origin"}
 
 
-def signed_in(registry: Registry, secret: str) -> httpx.AsyncClient:
-    """A client carrying the console's cookie (and no Authorization header)."""
-    return httpx.AsyncClient(base_url=registry.url, timeout=30, cookies={COOKIE: secret})
+class signed_in:  # noqa: N801 - used as `async with signed_in(...)`, like a client
+    """A client signed in through the console's form: it carries the session cookie (and
+    no Authorization header)."""
+
+    def __init__(self, registry: Registry, secret: str) -> None:
+        self.secret = secret
+        self.client = httpx.AsyncClient(base_url=registry.url, timeout=30)
+
+    async def __aenter__(self) -> httpx.AsyncClient:
+        answer = await self.client.post("/ui/login", data={"token": self.secret}, headers=SAME_SITE)
+        assert answer.status_code == 303, answer.text
+        return self.client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.aclose()
 
 
 def text_of(page: str) -> str:
@@ -74,16 +86,22 @@ async def test_sign_in_keeps_the_token_in_a_strict_http_only_cookie(registry: Re
         assert answer.status_code == 303
         assert answer.headers["location"] == "/ui/namespaces/billing"
         cookie = answer.headers["set-cookie"]
-        assert cookie.startswith(f"{COOKIE}={reader};")
+        session = cookie.split(";")[0].removeprefix(f"{COOKIE}=")
+        # an opaque session id, never the token (issue 24, item 6)
+        assert re.fullmatch(r"[A-Za-z0-9_-]{43}", session) and reader not in cookie
         assert {"HttpOnly", "Path=/ui", "SameSite=strict"} <= {
             part.strip() for part in cookie.split(";")
         }
+        assert "Secure" not in cookie  # plain HTTP, no proxy trusted to say otherwise
         page = await browser.get("/ui/namespaces/billing")  # the cookie jar sends it
         assert page.status_code == 200 and "db.query" in page.text
         assert page.headers["cache-control"] == "no-store"
         out = await browser.post("/ui/logout", headers=SAME_SITE)
         assert out.status_code == 303 and out.headers["location"] == "/ui/login"
-        assert 'registry_console_token=""' in out.headers["set-cookie"]
+        assert f'{COOKIE}=""' in out.headers["set-cookie"]
+        assert (await browser.get("/ui/namespaces/billing")).status_code == 401
+        # the session ended with the sign-out: its id is worth nothing any more
+        browser.cookies.set(COOKIE, session, path="/ui")
         assert (await browser.get("/ui/namespaces/billing")).status_code == 401
 
 
@@ -101,6 +119,9 @@ async def test_sign_in_refuses_bad_tokens_other_sites_and_foreign_redirects(
             {"Sec-Fetch-Site": "cross-site"},
             {"Sec-Fetch-Site": "same-site"},
             {"Origin": "https://evil.example"},
+            {"Origin": "null"},  # a sandboxed frame or a data: page (issue 24, item 6)
+            {"Sec-Fetch-Site": "same-origin", "Origin": "null"},
+            {},  # a form that says nowhere where it comes from
         ):
             refused = await browser.post("/ui/login", data={"token": reader}, headers=headers)
             assert refused.status_code == 403, headers
@@ -112,11 +133,13 @@ async def test_sign_in_refuses_bad_tokens_other_sites_and_foreign_redirects(
                 "/ui/login", data={"token": reader, "next": target}, headers=SAME_SITE
             )
             assert answer.headers["location"] == "/ui/", target
-    # A cookie whose token was revoked (or never existed): back to sign-in, cookie cleared.
-    async with signed_in(registry, "mtr_gone") as stale:
+    # A cookie naming no session (or an ended one): back to sign-in, cookie cleared.
+    async with httpx.AsyncClient(
+        base_url=registry.url, timeout=30, cookies={COOKIE: "no-such-session"}
+    ) as stale:
         answer = await stale.get("/ui/")
         assert answer.status_code == 401
-        assert 'registry_console_token=""' in answer.headers["set-cookie"]
+        assert f'{COOKIE}=""' in answer.headers["set-cookie"]
 
 
 async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Registry) -> None:
