@@ -13,7 +13,7 @@ import msgspec
 import structlog
 from litestar.connection import ASGIConnection
 
-from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret
+from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret, matches_secret
 from registry.api.budget import Budget
 from registry.api.caps import Caps
 from registry.api.limits import LimitLog, Limits
@@ -128,8 +128,11 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     if token_hash is not None:
         svc = services(request)
         bootstrap = svc.settings.bootstrap_token
-        if bootstrap is not None and hmac.compare_digest(
-            token_hash.encode(), repository.hash_token(bootstrap).encode()
+        if (
+            matches_secret(secret, bootstrap)
+            if secret is not None
+            else bootstrap is not None
+            and hmac.compare_digest(token_hash.encode(), repository.hash_token(bootstrap).encode())
         ):
             found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
         else:

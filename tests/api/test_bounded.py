@@ -12,6 +12,8 @@ heavy one still runs.
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -283,9 +285,12 @@ async def test_revocation_ends_the_console_long_poll(registry: Registry) -> None
             "/ui/login", data={"token": secret}, headers={"Sec-Fetch-Site": "same-origin"}
         )
         assert login.status_code == 303
-        live = asyncio.ensure_future(
-            browser.get("/ui/namespaces/billing/toolset", params={"tool": "db.query", "wait": 30})
+        first = await browser.get(
+            "/ui/namespaces/billing/toolset", params={"tool": "db.query", "wait": 30}
         )
+        # the page's next live request, as htmx would send it: held until a change
+        follow = html.unescape(re.search(r'hx-get="([^"]+)"', first.text).group(1))  # type: ignore[union-attr]
+        live = asyncio.ensure_future(browser.get(follow))
         import asyncpg
 
         conn = await asyncpg.connect(registry.database_url)

@@ -101,7 +101,7 @@ def test_limit_settings_from_the_environment() -> None:
 async def test_a_long_poll_past_the_waiter_limit_is_refused_and_counted(
     database_url: str,
 ) -> None:
-    app = await serve(database_url, max_waiters=2)
+    app = await serve(database_url, max_waiters=2, max_waiters_per_token=2)
     try:
         async with httpx.AsyncClient(base_url=app.url, headers=ADMIN, timeout=30) as client:
             published = await client.post(

@@ -26,7 +26,7 @@ COOKIE = "registry_console_session"
 SAME_SITE = {"Sec-Fetch-Site": "same-origin"}
 
 
-class signed_in:  # noqa: N801 - used as `async with signed_in(...)`, like a client
+class signed_in:
     """A client signed in through the console's form: it carries the session cookie (and
     no Authorization header)."""
 
