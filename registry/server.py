@@ -42,7 +42,7 @@ process exits 0.
 
 The ASGI server: granian (Rust HTTP stack, one worker in this process,
 embedded in our event loop) was measured against uvicorn by
-`bench/asgi_bench.py`; see the README for the figures. uvicorn stays
+`bench/asgi_bench.py`; see docs/figures.md for the figures. uvicorn stays
 available (`--server uvicorn`). Both run one worker: the app is asynchronous
 and holds a connection pool and a LISTEN connection, so a deployment scales
 by replicas, which the LISTEN/NOTIFY design supports.

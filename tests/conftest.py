@@ -32,6 +32,9 @@ from hypothesis import settings as hypothesis_settings
 # Corpus tests never skip on CI, and a CI run in which none ran fails.
 from tests.corpus.plugin import pytest_runtest_makereport, pytest_sessionfinish  # noqa: F401
 
+# A session leaves no process behind (tests/processes.py).
+pytest_plugins = ["tests.processes"]
+
 if TYPE_CHECKING:
     import asyncpg
 

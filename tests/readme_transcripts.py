@@ -40,6 +40,7 @@ class Command:
     text: str  # what runs (continuation lines joined with newlines)
     expected: list[str]  # the lines shown after it, `[N]` included
     line: int  # where the command starts in the file (1-based)
+    source: str = "README.md"  # the file it is written in
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,12 @@ class Mismatch:
         expected = "\n".join(self.command.expected) or "(nothing)"
         actual = "\n".join(self.actual) or "(nothing)"
         return (
-            f"README line {self.command.line}: $ {self.command.text}\n"
+            f"{self.command.source} line {self.command.line}: $ {self.command.text}\n"
             f"--- expected\n{expected}\n--- actual\n{actual}\n"
         )
 
 
-def parse(markdown: str) -> list[Command]:
+def parse(markdown: str, source: str = "README.md") -> list[Command]:
     commands: list[Command] = []
     for block in _FENCE.finditer(markdown):
         first_line = markdown.count("\n", 0, block.start(1)) + 1
@@ -66,14 +67,14 @@ def parse(markdown: str) -> list[Command]:
         for offset, line in enumerate(block.group(1).splitlines()):
             if line.startswith("$ "):
                 if current is not None:
-                    commands.append(Command("\n".join(current), expected, start))
+                    commands.append(Command("\n".join(current), expected, start, source))
                 current, expected, start = [line[2:]], [], first_line + offset
             elif line.startswith("> ") and current is not None and not expected:
                 current.append(line[2:])
             elif current is not None:
                 expected.append(line.rstrip())
         if current is not None:
-            commands.append(Command("\n".join(current), expected, start))
+            commands.append(Command("\n".join(current), expected, start, source))
     return commands
 
 

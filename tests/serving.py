@@ -83,6 +83,17 @@ def spawner(tmp_path: Path) -> Iterator[Spawn]:
 
     yield start
     for served in started:
-        if served.proc.poll() is None:
-            served.proc.kill()
-            served.proc.wait()
+        stop(served.proc)
+
+
+def stop(proc: subprocess.Popen[bytes], grace: float = 20.0) -> None:
+    """SIGTERM, so that `registry serve` stops its embedded PostgreSQL as an operator's
+    stop would; SIGKILL only when it has not gone within `grace` seconds (a killed
+    serve leaves its PostgreSQL running, which the next start of that data dir stops)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -74,6 +74,14 @@ def test_digest_prints_the_canonical_digest(
     assert out == digest(OLD) + "\n"
 
 
+def test_digest_of_a_publish_body_is_the_digest_of_its_definition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "publish.json", {"definition": OLD, "retire": [1]})
+    code, out, err = run(capsys, "digest", path)
+    assert (code, err, out) == (0, "", digest(OLD) + "\n")
+
+
 def test_digest_is_the_same_for_json_and_yaml_and_any_key_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,8 +98,13 @@ def test_digest_is_the_same_for_json_and_yaml_and_any_key_order(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("[1, 2]", "a tool definition is a JSON object"),
-        ('{"name": "t", "n": 9007199254740993}', "not canonicalisable"),
+        ("[1, 2]", "not a tool definition (an object with `inputSchema`), a manifest or a publish"),
+        ('{"name": "t", "description": "no inputSchema"}', "not a tool definition"),
+        ('{"definition": {"name": "t"}}', ":1:16: /definition: 'inputSchema' is required"),
+        (
+            '{"name": "t", "inputSchema": {"type": "object"}, "n": 9007199254740993}',
+            "not canonicalisable",
+        ),
         ('{"a": 1,\n "a": 2}', "duplicate key 'a'"),
     ],
 )
@@ -445,3 +458,31 @@ def test_the_verb_modules_import_no_circle() -> None:
         return False
 
     assert [name for name in imports if reaches(name, name, set())] == []
+
+
+def test_the_verb_table_names_each_module_s_own_verbs() -> None:
+    from registry.cli import MODULES, module_verbs
+
+    assert {module: tuple(v.name for v in module_verbs(module)) for module in MODULES} == MODULES
+    package = Path(__file__).resolve().parents[1] / "registry" / "cli"
+    holding = {
+        path.stem
+        for path in package.glob("*.py")
+        if "VERBS: list[Verb]" in path.read_text(encoding="utf-8")
+    }
+    assert holding == set(MODULES), "a module with verbs is missing from MODULES"
+
+
+def test_a_verb_imports_only_its_own_module() -> None:
+    """`registry diff` never imports the MCP client `capture` needs, nor the pipeline."""
+    probe = (
+        "import sys, runpy; sys.argv = ['registry', 'diff', '--help']\n"
+        "try:\n    runpy.run_module('registry', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('registry.cli.')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = done.stderr.strip().splitlines()[-1]
+    assert "registry.cli.engine" in loaded
+    for other in ("capture", "live", "pipeline", "service", "lifecycle"):
+        assert f"registry.cli.{other}'" not in loaded, loaded

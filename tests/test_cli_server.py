@@ -430,7 +430,11 @@ async def test_sync_fails_in_one_line_when_the_registry_is_down(tmp_path: Path) 
         "sync", "billing", "--url", url, "--retries", "0", "--cache", str(tmp_path / "none.json")
     )
     assert (code, out) == (2, b"")
-    assert_one_line_error(err, url)
+    assert_one_line_error(err, url, "after 1 attempt:")
+    code, out, err = await registry_cli("sync", "billing", "--url", url, "--retries", "0")
+    assert (code, out) == (2, b"")
+    assert_one_line_error(err, url, "no --cache FILE given")
+    assert "cache=PATH" not in err
 
     code, out, err = await registry_cli("sync", "billing")
     assert (code, out) == (2, b"")

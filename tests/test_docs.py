@@ -1,4 +1,5 @@
-"""docs/contract.md and the README stay true to the code: names, tables and links."""
+"""docs/contract.md, the README and the guides under docs/ stay true to the code:
+names, tables, links, snippets; and the README stays a front door (<= 400 lines)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ from tests.readme_transcripts import python_block
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# the README and every guide beside the contract, each with its own path
+PAGES = {
+    path: path.read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+}
+ENGINE_GUIDE = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
 _ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|", re.MULTILINE)
 
 
@@ -76,9 +83,15 @@ def test_every_gate_code_is_in_the_contract() -> None:
         assert f"| {code} | `{reason}` |" in CONTRACT
 
 
-def test_the_readme_links_only_what_a_clone_has() -> None:
+def test_the_readme_is_a_front_door() -> None:
+    assert README.count("\n") <= 400
+    for guide in (ROOT / "docs").glob("*.md"):
+        assert f"](docs/{guide.name})" in README, f"the README does not link {guide.name}"
+
+
+def test_the_docs_link_only_what_a_clone_has() -> None:
     """Relative links resolve inside the repository; nothing points above it."""
-    for text, source in ((README, ROOT / "README.md"), (CONTRACT, ROOT / "docs/contract.md")):
+    for source, text in PAGES.items():
         assert "../shared" not in text
         for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
             if re.match(r"[a-z]+://", target):
@@ -94,7 +107,8 @@ def test_the_readme_says_how_to_create_a_namespace_and_declare_a_version() -> No
     assert "docs/contract.md" in README
 
 
-def test_every_repository_path_the_readme_names_exists() -> None:
+@pytest.mark.parametrize("page", sorted(PAGES), ids=lambda path: path.name)
+def test_every_repository_path_a_page_names_exists(page: Path) -> None:
     """A path in backticks under one of the repository's top-level directories is there."""
     top = {
         entry.name
@@ -103,16 +117,15 @@ def test_every_repository_path_the_readme_names_exists() -> None:
     }
     named = {
         token.split(":", 1)[0]
-        for token in re.findall(r"`([\w.-]+/[^`\s<>{}*]*)`", README)
+        for token in re.findall(r"`([\w.-]+/[^`\s<>{}*]*)`", PAGES[page])
         if token.split("/", 1)[0] in top
     }
-    assert named, "the README names no repository path"
     assert [path for path in sorted(named) if not (ROOT / path).exists()] == []
 
 
-def test_the_readme_engine_snippet_runs_on_seed_000() -> None:
+def test_the_engine_guide_snippet_runs_on_seed_000() -> None:
     scope: dict[str, object] = {"old_definition": DB_QUERY_V3, "new_definition": DB_QUERY_V4}
-    exec(python_block(README, "## The compatibility engine"), scope)  # the README's own text
+    exec(python_block(ENGINE_GUIDE, "## `registry.compat`"), scope)  # the guide's own text
     report = classify(DB_QUERY_V3, DB_QUERY_V4)
     assert scope["report"] == report
     assert report.severity == "breaking"
@@ -121,7 +134,7 @@ def test_the_readme_engine_snippet_runs_on_seed_000() -> None:
     }
 
 
-def test_the_readme_converter_functions_run_as_described() -> None:
+def test_the_engine_guide_converter_functions_run_as_described() -> None:
     """`parse_ops` feeds `apply` and `verify`; the quoted ordering error is the one raised."""
     report = classify(DB_QUERY_V3, DB_QUERY_V4)
     suggested = suggested_converter(c.suggested_op for c in report.changes if c.suggested_op)
@@ -135,4 +148,4 @@ def test_the_readme_converter_functions_run_as_described() -> None:
     assert (reject["op"], rename["op"], fill["op"]) == ("reject", "rename", "fill")
     with pytest.raises(ConverterError) as misordered:
         verify(parse_ops([reject, fill, rename]), DB_QUERY_V3, DB_QUERY_V4)
-    assert f"(`{misordered.value}`)" in " ".join(README.split())
+    assert f"(`{misordered.value}`)" in " ".join(ENGINE_GUIDE.split())

@@ -20,7 +20,7 @@ ends with the first of:
 
 `limit` bounds the waiters held at once: one more is refused with 503
 `not-ready` and `Retry-After`, logged at most once a minute and counted in
-`registry_limit_reached_total{limit="waiters"}` (see README "Run the service").
+`registry_limit_reached_total{limit="waiters"}` (see docs/running.md "Sizing a replica").
 `per_token` bounds those of one holder (a token, or an anonymous caller's
 address): one more is refused with 429 `too-many-requests` and `Retry-After`
 (`limit="waiters_per_token"`), so that one token cannot take every slot from

@@ -77,7 +77,15 @@ def run_sync(args: argparse.Namespace) -> int:
             )
         )
     except SyncError as error:
-        raise InputError(one_line(str(error))) from None
+        # the library's words name its keyword (cache=PATH); here it is the flag
+        fallback = error.cache_problem or (
+            "no --cache FILE given (with one, sync falls back to the last good toolset)"
+        )
+        attempts = f"{args.retries + 1} attempt{'s' if args.retries else ''}"
+        raise InputError(
+            f"cannot sync the toolset of namespace {error.namespace!r} from registry "
+            f"{error.url} after {attempts}: {one_line(error.cause)}; {fallback}"
+        ) from None
     except (ToolsetError, ValueError) as error:
         raise InputError(f"{url}: {one_line(str(error))}") from None
     payload = toolset.to_json()

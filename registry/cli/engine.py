@@ -2,24 +2,23 @@
 
 registry diff old.json new.json            # a table of changes; exit 1 when breaking
 registry diff old.yaml new.yaml --format json
+registry diff billing db.query 2 3         # the same, as the registry reports it (lifecycle.py)
 registry digest tool.yaml                  # sha256 of RFC 8785 JSON, without _meta
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 import msgspec
 
 from registry.canonical import DigestError, digest
-from registry.cli.common import EXIT_BREAKING, EXIT_OK, InputError, Verb, compact
+from registry.cli.common import EXIT_BREAKING, EXIT_OK, InputError, Verb
+from registry.cli.report_text import print_report, use_color
 from registry.compat import (
-    Change,
-    ChangeReport,
     ClassificationError,
     Severity,
     Side,
@@ -32,7 +31,7 @@ from registry.definitions import (
     normalize_document,
     validate_definition,
 )
-from registry.documents import DocumentError, locate, parse_document, read_source
+from registry.documents import DocumentError, locate, located, parse_document, read_source
 
 __all__ = ["VERBS", "run_diff", "run_digest"]
 
@@ -99,10 +98,26 @@ def _digest_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_digest(args: argparse.Namespace) -> int:
+    """The digest of a definition: a file holding one, a manifest's `tool`, or a publish
+    body's `definition`; anything else is refused rather than digested as it is."""
     source = _read(args.file)
-    document = source.document["tool"] if is_manifest(source.document) else source.document
+    document, pointer = source.document, ""
+    if is_manifest(document):
+        document, pointer = document["tool"], "/tool"
+    elif isinstance(document, dict) and isinstance(document.get("definition"), dict):
+        document, pointer = document["definition"], "/definition"
+    if not pointer and not _is_definition(document):
+        raise InputError(
+            f"{source.name}: not a tool definition (an object with `inputSchema`), a manifest "
+            "or a publish body (its `definition`)"
+        )
     try:
+        validate_definition(document)
         print(digest(document))
+    except DefinitionError as error:
+        at = pointer + error.pointer
+        line, column = locate(source.raw, at) or (None, None)
+        raise InputError(located(source.name, line, column, at, error.message)) from None
     except DigestError as error:
         raise InputError(f"{source.name}: {error}") from None
     return EXIT_OK
@@ -111,10 +126,40 @@ def run_digest(args: argparse.Namespace) -> int:
 # -- diff -------------------------------------------------------------------------
 
 
+class _Operands(argparse.Action):
+    """Two files, or NAMESPACE TOOL OLD NEW: any other count is a usage error."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if len(values) not in (2, 4):
+            parser.error(
+                "diff takes two files (OLD NEW) or a tool on a registry "
+                f"(NAMESPACE TOOL OLD NEW), not {len(values)} operand"
+                + ("s" if len(values) != 1 else "")
+            )
+        setattr(namespace, self.dest, values)
+
+
 def _diff_arguments(parser: argparse.ArgumentParser) -> None:
-    what = "tool definition, manifest (its `tool`) or bare JSON Schema (an inputSchema)"
-    parser.add_argument("old", metavar="OLD", help=f"the old {what}")
-    parser.add_argument("new", metavar="NEW", help=f"the new {what}")
+    what = "tool definitions, manifests (their `tool`) or bare JSON Schemas (inputSchemas)"
+    parser.usage = (
+        "registry diff [options] OLD NEW\n       registry diff [options] NAMESPACE TOOL OLD NEW"
+    )
+    parser.add_argument(
+        "operands",
+        metavar="OPERAND",
+        nargs="+",
+        action=_Operands,
+        help=f"two files: the old and new {what}; or a tool and two of its version "
+        "numbers on a registry (--url, --token)",
+    )
+    parser.add_argument("--url", help="the registry's base URL (env REGISTRY_URL)")
+    parser.add_argument("--token", help="a bearer token with NAMESPACE:read (env REGISTRY_TOKEN)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--color",
@@ -125,6 +170,12 @@ def _diff_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    operands = list(args.operands)
+    if len(operands) == 4:
+        from registry.cli.lifecycle import run_remote_diff
+
+        return run_remote_diff(args, operands)
+    args.old, args.new = operands
     old_source, old = _read_definition(args.old)
     new_source, new = _read_definition(args.new)
     try:
@@ -137,7 +188,7 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
-        _print_report(report, sys.stdout, _use_color(args.color, sys.stdout))
+        print_report(report, sys.stdout, use_color(args.color, sys.stdout))
     return EXIT_BREAKING if report.severity is Severity.BREAKING else EXIT_OK
 
 
@@ -151,80 +202,6 @@ def _refused_side(*sides: tuple[_InputFile, dict[str, Any]]) -> _InputFile | Non
                 except ClassificationError:
                     return source
     return None
-
-
-# -- the text report ------------------------------------------------------------------
-
-_RESET = "\033[0m"
-_BOLD = "\033[1m"
-_DIM = "\033[2m"
-_COLORS = {
-    Severity.BREAKING: "\033[1;31m",
-    Severity.ADDITIVE: "\033[32m",
-    Severity.COSMETIC: "\033[36m",
-    Severity.IDENTICAL: "",
-}
-_VALUE_WIDTH = 40
-_HEADERS = ("SEVERITY", "KIND", "PATH", "OLD -> NEW")
-
-
-def _use_color(mode: str, stream: TextIO) -> bool:
-    if mode != "auto":
-        return mode == "always"
-    # https://no-color.org: any non-empty NO_COLOR turns colour off
-    return stream.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _print_report(report: ChangeReport, out: TextIO, color: bool) -> None:
-    # A handful of ANSI codes by hand rather than a terminal library: the base
-    # install (what a CI pipeline pulls in) stays small.
-    def paint(text: str, code: str) -> str:
-        return f"{code}{text}{_RESET}" if color and code else text
-
-    rows = [
-        (change.severity.value, change.kind.value, change.path, _old_to_new(change))
-        for change in report.changes
-    ]
-    widths = [max(len(cell) for cell in column) for column in zip(_HEADERS, *rows, strict=False)]
-    indent = " " * (widths[0] + 2)
-    if rows:
-        header = "  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)).rstrip()
-        print(paint(header, _BOLD), file=out)
-    for change, row in zip(report.changes, rows, strict=True):
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
-        cells[0] = paint(cells[0], _COLORS[change.severity])
-        print("  ".join(cells).rstrip(), file=out)
-        print(f"{indent}{change.message}", file=out)
-        if change.severity is Severity.BREAKING:
-            if change.witness is not None:
-                print(paint(f"{indent}witness: {compact(change.witness)}", _DIM), file=out)
-            if change.suggested_op is not None:
-                print(paint(f"{indent}fix:     {compact(change.suggested_op)}", _DIM), file=out)
-    print(paint(_summary(report), _COLORS[report.severity]), file=out)
-
-
-def _old_to_new(change: Change) -> str:
-    return f"{_shorten(change.old)} -> {_shorten(change.new)}"
-
-
-def _shorten(value: Any) -> str:
-    if value is None:
-        return "(absent)"
-    text = compact(value)
-    return text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 1] + "…"
-
-
-def _summary(report: ChangeReport) -> str:
-    if not report.changes:
-        return "identical: no changes"
-    counts: dict[Severity, int] = {}
-    for change in report.changes:
-        counts[change.severity] = counts.get(change.severity, 0) + 1
-    parts = [f"{counts[s]} {s.value}" for s in _COLORS if s in counts]
-    total = len(report.changes)
-    return (
-        f"{report.severity.value}: {total} change{'s' if total != 1 else ''} ({', '.join(parts)})"
-    )
 
 
 VERBS: list[Verb] = [

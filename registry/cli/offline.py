@@ -27,7 +27,7 @@ from registry.policy.plan import NamespacePlan, PlanAnswer, PolicyPlan, ToolPlan
 from registry.policy.publishing import PolicyError
 from registry.policy.routes import RouteFinder, VersionLike
 
-__all__ = ["offline_answer"]
+__all__ = ["answer_against", "offline_answer"]
 
 
 class _Version(msgspec.Struct, frozen=True):
@@ -204,13 +204,25 @@ def offline_answer(
     manifests: Sequence[Manifest], path: str, policies: Sequence[PolicyManifest] = ()
 ) -> PlanAnswer:
     namespace, raw = _read_toolset(path)
+    return answer_against(manifests, namespace, raw, policies, f"the saved toolset {path}")
+
+
+def answer_against(
+    manifests: Sequence[Manifest],
+    namespace: str,
+    raw: dict[str, Any],
+    policies: Sequence[PolicyManifest],
+    source: str,
+) -> PlanAnswer:
+    """The plan of `manifests` against `raw`, a toolset payload of `namespace` (saved, or
+    made from a git revision's manifests: revision.py); `source` names it in messages."""
     mismatched: list[Manifest | PolicyManifest] = [m for m in manifests if m.namespace != namespace]
     mismatched += [p for p in policies if p.namespace != namespace]
     if mismatched:
         raise Failed(
             [
                 f"{located(m, '/namespace')}: /namespace: namespace {m.namespace!r} is not the "
-                f"namespace of the saved toolset {path} ({namespace!r}); check each namespace "
+                f"namespace of {source} ({namespace!r}); check each namespace "
                 "against its own toolset"
                 for m in mismatched
             ]

@@ -4,12 +4,15 @@
     registry apply tools/                        # all of it lands, or none of it (re-run: no-op)
     registry check tools/ --format github        # a CI gate: exit 1 on an undecided breaking change
     registry check tools/ --against-file toolset.json   # the same gate, offline
+    registry check tools/ --against main         # against DIR's last release in git
 
 `plan` and `check` send the manifests of DIR (`registry.manifests`) to
 `POST {url}/v1/apply?plan=true`; `apply` sends them to `POST {url}/v1/apply`,
 which applies the bundle in one transaction. `check --against-file` needs no
 network: it rebuilds each tool's stored state from a saved toolset
-(`registry.cli.offline`) and runs the same planner locally.
+(`registry.cli.offline`) and runs the same planner locally; `check --against
+REF` does the same against the manifests of DIR at a git revision
+(`registry.cli.revision`).
 
 Output (`--format`, `registry.cli.render`): `text` (a table and a line per
 change), `json` (the `PlanAnswer`, `schemas/plan.schema.json`), `github`
@@ -56,7 +59,7 @@ from registry.cli.common import (
     registry_url,
 )
 from registry.cli.live import LiveServer, Surface
-from registry.cli.offline import offline_answer
+from registry.cli.offline import answer_against, offline_answer
 from registry.cli.render import (
     FORMATS,
     Mode,
@@ -139,6 +142,12 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
         "GET /v1/namespaces/{ns}/toolset, e.g. from `registry sync NS -o toolset.json`); "
         "no network is used",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="check offline against DIR as it is at a git revision of its repository "
+        "(main, v1.4.0, HEAD~1, or .git#branch=main): the last release, no registry",
+    )
 
 
 # -- the verbs -----------------------------------------------------------------------------
@@ -159,13 +168,21 @@ def run_check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, mode: Mode) -> int:
     out, err = sys.stdout, sys.stderr
     against = getattr(args, "against_file", None)
+    revision = getattr(args, "against", None)
+    if against and revision:
+        _input_error("--against and --against-file: name one")
     server = _live_server(args)
     surface: Surface | None = None
     try:
         policies: list[PolicyManifest] = []
         if server is None:
             manifests, policies = _load(args.directory, args.format, out)
-        if against:
+        if revision:
+            if server is not None:
+                _input_error("--against reads DIR at a git revision: give DIR, not --from-server")
+            answer = _against_revision(args.directory, revision, manifests, policies)
+            refusal = None
+        elif against:
             if server is not None:
                 surface, manifests = _read_live(args, server)
             answer = offline_answer(manifests, against, policies)
@@ -184,7 +201,8 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             print(f"{PROG}: {line}", file=err)
         return failed.code
     live = server.label if server is not None else None
-    report = Report(mode, answer, manifests, offline=bool(against), live=live, policies=policies)
+    offline = bool(against or revision)
+    report = Report(mode, answer, manifests, offline=offline, live=live, policies=policies)
     render(report, args.format, out)
     if args.format == "github":
         append_step_summary(report)
@@ -197,6 +215,34 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             return _store_capabilities(client, args.namespace, surface)
         return EXIT_OK if answer.applied else EXIT_BREAKING
     return EXIT_OK if answer.accepted else EXIT_BREAKING
+
+
+def _against_revision(
+    directory: str, text: str, manifests: list[Manifest], policies: list[PolicyManifest]
+) -> PlanAnswer:
+    """The plan of DIR against DIR at the git revision `text`, one namespace at a time."""
+    from registry.cli.revision import parse_ref, released_manifests, released_toolsets
+
+    ref = parse_ref(text)
+    released = released_manifests(directory, ref)
+    changed, toolsets = released_toolsets(manifests, released)
+    answers = [
+        answer_against(
+            [m for m in changed if m.namespace == namespace],
+            namespace,
+            raw,
+            [p for p in policies if p.namespace == namespace],
+            f"{directory} at {ref}",
+        )
+        for namespace, raw in toolsets.items()
+    ]
+    return PlanAnswer(
+        accepted=all(a.accepted for a in answers),
+        applied=False,
+        tools=[plan for a in answers for plan in a.tools],
+        namespaces=[n for a in answers for n in a.namespaces],
+        policies=[p for a in answers for p in a.policies],
+    )
 
 
 def _live_server(args: argparse.Namespace) -> LiveServer | None:

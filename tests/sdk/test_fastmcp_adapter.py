@@ -227,7 +227,7 @@ async def test_the_gate_sees_the_raw_value_before_fastmcp_coerces_it(mode: str) 
 
 
 async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_s() -> None:
-    """What the README says FastMCP still does after the gate, and the way out."""
+    """What docs/sdk.md says FastMCP still does after the gate, and the way out."""
     host = App(billing())
     async with host.client(LEGACY) as client:
         result = await client.call_tool("db.query", {"query": "SELECT 1"})
@@ -237,8 +237,8 @@ async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_
 
 
 async def test_the_readme_snippet_runs_as_written() -> None:
-    """README "FastMCP": its snippet, run as written, gates seed 000's db.query."""
-    snippet = python_block((ROOT / "README.md").read_text(encoding="utf-8"), "### FastMCP")
+    """docs/sdk.md "FastMCP": its snippet, run as written, gates seed 000's db.query."""
+    snippet = python_block((ROOT / "docs" / "sdk.md").read_text(encoding="utf-8"), "## FastMCP")
     ran: list[tuple[str, int | None]] = []
 
     def run(query: str, timeout: int | None) -> dict[str, Any]:
@@ -246,7 +246,7 @@ async def test_the_readme_snippet_runs_as_written() -> None:
         return {"rows": []}
 
     scope: dict[str, Any] = {"source": billing(), "run": run}
-    exec(snippet, scope)  # the README's own text: its imports, the app, gate_fastmcp
+    exec(snippet, scope)  # the guide's own text: its imports, the app, gate_fastmcp
     async with Client(scope["app"]._mcp_server, mode=LEGACY) as client:
         await refused(
             client.call_tool("db.query", dict(V3_CALL), meta={"schemaVersion": "v3"}), -31001

@@ -180,15 +180,16 @@ async def test_the_reporter_flushes_in_the_background_and_the_registry_shows_it(
     assert reporter.lost_calls == 0
 
 
-def readme_python(heading: str) -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    return python_block(readme, heading)
+def guide_python(guide: str, heading: str) -> str:
+    """The first python block after `heading` in docs/<guide>."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / guide).read_text(encoding="utf-8")
+    return python_block(text, heading)
 
 
 async def run_snippet(snippet: str, scope: dict[str, Any]) -> None:
-    """Run README text as the body of a coroutine (it awaits at its top level)."""
-    code = compile(snippet, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, scope)  # the README's own text
+    """Run a guide's text as the body of a coroutine (it awaits at its top level)."""
+    code = compile(snippet, "docs", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = eval(code, scope)  # the guide's own text
     if result is not None:
         await result
 
@@ -196,8 +197,8 @@ async def run_snippet(snippet: str, scope: dict[str, Any]) -> None:
 async def test_the_readme_sdk_and_usage_snippets_run_as_written(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """README "MCP servers: the SDK" and "Retire with evidence", their placeholders
-    (TOKEN, on_change, arguments, meta, url, server, HANDLERS) given, in order."""
+    """docs/sdk.md "The Python SDK" and docs/publishing.md "Retire with evidence", their
+    placeholders (TOKEN, on_change, arguments, meta, url, server, HANDLERS) given, in order."""
     pytest.importorskip("mcp")
     from mcp import Client
     from mcp.server import Server
@@ -219,7 +220,7 @@ async def test_the_readme_sdk_and_usage_snippets_run_as_written(
     try:
         async with registry_client(app) as client:
             await published_toolset(client)
-            sdk = readme_python("## MCP servers: the SDK")
+            sdk = guide_python("sdk.md", "## The Python SDK")
             await run_snippet(sdk.replace("http://registry:8080", app.url), scope)
             watcher, decision = scope["watcher"], scope["decision"]
             assert watcher.running
@@ -229,7 +230,7 @@ async def test_the_readme_sdk_and_usage_snippets_run_as_written(
 
             server: Server[Any] = Server("billing")
             scope |= {"url": app.url, "server": server, "HANDLERS": {"db.query": db_query}}
-            await run_snippet(readme_python("## Retire with evidence"), scope)
+            await run_snippet(guide_python("publishing.md", "## Retire with evidence"), scope)
             async with Client(server) as mcp_client:
                 call = mcp_client.call_tool("db.query", V3_CALL, meta={"schemaVersion": "v1"})
                 assert not (await call).is_error
