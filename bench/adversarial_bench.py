@@ -4,18 +4,24 @@
     python bench/adversarial_bench.py --isolation threads    # the analysis in threads instead
     python bench/adversarial_bench.py --caps off             # caps raised: the budget decides
 
-Cases, each sent `--parallel` times at once by one read-and-publish token:
+Cases, each sent `--parallel` times at once by one read token of another namespace:
 
-* wide: `POST .../check` of a 30,000-property schema (~1.5 MB);
+* wide: `POST .../check` of a 30,000-property schema (~1.9 MB, past the body limit of
+  a definition route: refused from its Content-Length);
+* wide, compact: 30,000 properties `{}` (~0.4 MB, within the body limit, past the
+  properties cap: parsed and refused in a worker);
+* largest allowed: 1,000 properties with long descriptions (~0.5 MB, within every
+  cap): checked in full;
 * unions: a stored 1,000-branch `anyOf` (published with caps raised), then a
   check with another 1,000-branch `anyOf`;
 * deep: a check of a schema whose `$ref`s recurse 60 definitions deep.
 
 For each: its wall time and answers, and the latency (p50/p99/max) of
-`GET /v1/namespaces/quiet/tools` with another token, polled without pause
-while it runs, against a baseline measured in the same run just before.
-The server runs in its own process (uvicorn); `--isolation threads` swaps the
-analysis workers for threads (the GIL comparison).
+`GET /v1/namespaces/quiet/tools` with another token, polled without pause by a
+process of its own while it runs, against a baseline measured in the same run
+just before. Bodies are encoded once, before the clock starts. The server is
+`registry serve`'s (granian) in a process of its own; `--isolation threads`
+swaps the analysis workers for threads (the GIL comparison).
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,24 +48,53 @@ sys.path.insert(0, str(ROOT))
 from tests.ports import free_port  # noqa: E402
 
 SERVER = r"""
-import sys, uvicorn
-from registry.api.app import asgi
+import functools, sys
+import registry.api.app as app_module
 from registry.api.budget import Budget
 from registry.api.settings import Settings
-settings = Settings.from_env()
-app = asgi(settings)
-svc = app.app.state.services
-if sys.argv[1] == "threads":
-    svc.budget = Budget(workers=settings.analysis_workers, seconds=settings.analysis_seconds,
-                        per_token=settings.analysis_per_token, metrics=svc.metrics,
-                        limits=svc.limit_log, threads=True)
-uvicorn.run(app, host="127.0.0.1", port=settings.port, log_level="warning")
+from registry.server import run_server
+if sys.argv[1] == "threads":  # the comparison: every analysis in a thread of this process
+    app_module.Budget = functools.partial(Budget, threads=True)
+run_server(Settings.from_env())
+"""
+
+READER = r"""
+import json, sys, threading, time, httpx
+url, token = sys.argv[1], sys.argv[2]
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+latencies = []
+with httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}) as c:
+    print("ready", flush=True)
+    while not stop.is_set():
+        started = time.perf_counter()
+        assert c.get("/v1/namespaces/quiet/tools").status_code == 200
+        latencies.append(time.perf_counter() - started)
+print(json.dumps(latencies))
 """
 
 
 def wide(n: int) -> dict[str, Any]:
     props = {f"field_{i:05d}": {"type": "string", "description": f"field {i}"} for i in range(n)}
     return {"name": "wide", "inputSchema": {"type": "object", "properties": props}}
+
+
+def compact(n: int) -> dict[str, Any]:
+    props = {f"p{i}": {} for i in range(n)}
+    return {"name": "wide", "inputSchema": {"type": "object", "properties": props}}
+
+
+def largest(n: int) -> dict[str, Any]:
+    """Within every default cap, near the byte cap: n properties of ~480 bytes each."""
+    props = {
+        f"field_{i:05d}": {"type": "string", "description": f"field {i} " + "d" * 450}
+        for i in range(n)
+    }
+    return {"name": "wide", "inputSchema": {"type": "object", "properties": props}}
+
+
+def encoded(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def union(n: int, tag: str) -> dict[str, Any]:
@@ -124,35 +158,22 @@ def stats(values: list[float]) -> str:
     )
 
 
-class Reader(threading.Thread):
-    """Reads another namespace's tools without pause until stopped."""
-
-    def __init__(self, url: str, token: str) -> None:
-        super().__init__(daemon=True)
-        self.client = httpx.Client(
-            base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-        )
-        self.latencies: list[float] = []
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            started = time.perf_counter()
-            assert self.client.get("/v1/namespaces/quiet/tools").status_code == 200
-            self.latencies.append(time.perf_counter() - started)
-
-
 def during(url: str, reader_token: str, work: Any) -> tuple[float, Any, list[float]]:
-    reader = Reader(url, reader_token)
-    reader.start()
+    """`work()` timed, while a process of its own reads another namespace without pause."""
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, url, reader_token],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
     started = time.perf_counter()
     try:
         result = work()
     finally:
         elapsed = time.perf_counter() - started
-        reader.stop.set()
-        reader.join()
-    return elapsed, result, reader.latencies
+        out, _ = reader.communicate("stop", timeout=120)
+    return elapsed, result, json.loads(out)
 
 
 def main() -> None:
@@ -212,31 +233,44 @@ def main() -> None:
         _, _, base = during(url, reader_token, lambda: time.sleep(args.baseline))
         print(f"baseline reads of another namespace: {stats(base)}")
 
-        def burst(path: str, body: dict[str, Any]) -> list[int]:
+        def burst(path: str, body: bytes) -> list[int]:
+            headers = {"content-type": "application/json"}
             with ThreadPoolExecutor(args.parallel) as pool:
                 answers = list(
-                    pool.map(lambda _: attacker.post(path, json=body), range(args.parallel))
+                    pool.map(
+                        lambda _: attacker.post(path, content=body, headers=headers),
+                        range(args.parallel),
+                    )
                 )
             return [a.status_code for a in answers]
 
-        cases: list[tuple[str, str, dict[str, Any]]] = [
+        cases: list[tuple[str, str, bytes]] = [
             (
                 "wide (30,000 properties)",
                 "/v1/namespaces/loud/tools/wide/check",
-                {"definition": wide(30_000)},
+                encoded({"definition": wide(30_000)}),
+            ),
+            (
+                "wide, compact (30,000 properties {})",
+                "/v1/namespaces/loud/tools/wide/check",
+                encoded({"definition": compact(30_000)}),
+            ),
+            (
+                "largest allowed (1,000 long properties)",
+                "/v1/namespaces/loud/tools/wide/check",
+                encoded({"definition": largest(1_000)}),
             ),
             (
                 "unions (1,000 vs 1,000 branches)",
                 "/v1/namespaces/loud/tools/u/check",
-                {"definition": union(1000, "b")},
+                encoded({"definition": union(1000, "b")}),
             ),
             (
                 "deep recursive $ref (60)",
                 "/v1/namespaces/loud/tools/d/check",
-                {"definition": deep(60)},
+                encoded({"definition": deep(60)}),
             ),
         ]
-        print(f"wide body: {len(json.dumps(cases[0][2])):,} bytes")
         stored = admin.post(
             "/v1/namespaces/loud/tools/u/versions", json={"definition": union(1000, "a")}
         )
@@ -244,7 +278,7 @@ def main() -> None:
         for name, path, body in cases:
             elapsed, statuses, reads = during(url, reader_token, lambda p=path, b=body: burst(p, b))
             print(
-                f"{name}: {elapsed:.2f} s, answers {sorted(statuses)}; "
+                f"{name}, {len(body):,} bytes: {elapsed:.2f} s, answers {sorted(statuses)}; "
                 f"reads meanwhile: {stats(reads)}"
             )
         attacker.close()

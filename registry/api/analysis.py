@@ -11,17 +11,23 @@ never a 500.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from itertools import pairwise
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
+from registry.api.caps import Caps
+from registry.api.json_body import check_document
 from registry.api.problems import ApiError
 from registry.canonical import DigestError
 from registry.canonical import digest as canonical_digest
 from registry.compat import ChangeReport, ClassificationError, classify
 from registry.definitions import DefinitionError, validate_definition
+from registry.documents import DocumentError, parse_document
+from registry.manifests import collect_sources
 from registry.policy.acceptance import NamespacePolicy
 from registry.policy.plan import ManifestBody, ToolPlan, plan_tool
 from registry.policy.publishing import (
@@ -35,26 +41,44 @@ from registry.policy.publishing import (
     verify_converter,
 )
 from registry.policy.routes import RouteFinder, RouteStep
+from registry.policy.verify import ToolVerdict, VerifyError, verify_listing
 from registry.store import Alias, Converter, ToolState, Version
 
 __all__ = [
+    "checked_body",
     "classify_definitions",
+    "console_listing",
+    "console_manifests",
     "converter_report",
     "deprecate_decisions",
     "diff_rows",
+    "lower_priority",
     "plan",
     "plan_manifest",
+    "ready",
     "report",
     "retire_decisions",
     "routed",
     "timeline_analysis",
     "validated",
     "validated_manifest",
+    "verified",
 ]
 
+WORKER_NICENESS: Final = 10  # the event loop wins the CPU from a busy worker
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 _FINDER = RouteFinder()
+
+
+def lower_priority() -> None:
+    """Each worker's initializer: below the event loop's process on the CPU."""
+    with contextlib.suppress(OSError):  # not allowed: same priority, still off the loop
+        os.nice(WORKER_NICENESS)
+
+
+def ready() -> None:
+    """A no-op: run once per worker by `Budget.start`, so that they start at once."""
 
 
 def _bounded(fn: Callable[_P, _T]) -> Callable[_P, _T]:
@@ -77,9 +101,18 @@ def _definition_problem(message: str, pointer: str) -> ApiError:
     return ApiError("invalid-definition", message, pointer=pointer)
 
 
+def checked_body(raw: bytes) -> None:
+    """`check_document` of a request body too large to check on the event loop."""
+    check_document(raw)
+
+
 @_bounded
-def validated(tool: str | None, definition: dict[str, Any], prefix: str = "/definition") -> str:
-    """The digest of a valid definition named `tool` (None: any name); else 422."""
+def validated(
+    tool: str | None, definition: dict[str, Any], caps: Caps, prefix: str = "/definition"
+) -> str:
+    """The digest of a valid definition named `tool` (None: any name) within the caps;
+    else 422 (the caps first: past one, nothing else is done)."""
+    caps.check(definition, prefix)
     try:
         validate_definition(definition)
     except DefinitionError as exc:
@@ -96,9 +129,9 @@ def validated(tool: str | None, definition: dict[str, Any], prefix: str = "/defi
         raise _definition_problem(str(exc), prefix) from exc
 
 
-def validated_manifest(index: int, body: ManifestBody) -> str:
+def validated_manifest(index: int, body: ManifestBody, caps: Caps) -> str:
     """`validated` for a bundle's manifest; the pointer names it."""
-    return validated(None, body.tool, f"/manifests/{index}/tool")
+    return validated(None, body.tool, caps, f"/manifests/{index}/tool")
 
 
 def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
@@ -167,12 +200,27 @@ def classify_definitions(old: Mapping[str, Any], new: Mapping[str, Any]) -> Chan
 
 @_bounded
 def converter_report(
-    source: Version, target: Version, ops: list[dict[str, Any]]
+    source: Version, target: Version, ops: list[dict[str, Any]], caps: Caps
 ) -> ChangeReport | None:
+    """The report a converter's operations leave (the caps of a definition hold them)."""
+    caps.check(ops, "/ops", integers="invalid-body")
     try:
         return verify_converter(source, target, ops, _FINDER)
     except PolicyError as exc:
         raise _policy_problem(exc) from exc
+
+
+@_bounded
+def verified(
+    tools: Sequence[Any], revision: str, versions_by_tool: Mapping[str, Sequence[Version]]
+) -> list[ToolVerdict]:
+    """A listing's verdicts (`verify_listing`: a digest of each listed tool and of each
+    stored version of it, linear in a listing of up to the whole body's size)."""
+    try:
+        return verify_listing(tools, revision, versions_by_tool)
+    except VerifyError as exc:
+        code = "invalid-protocol-version" if "protocolVersion" in str(exc) else "invalid-body"
+        raise ApiError(code, str(exc)) from exc
 
 
 @_bounded
@@ -213,6 +261,26 @@ def timeline_analysis(
         if route is not None:
             routes[version.version] = route
     return reports, routes
+
+
+def console_listing(text: str) -> tuple[list[Any], str | None]:
+    """The tools of a listing pasted into the console (JSON or YAML), or why there are
+    none: the parse is as costly as the text is long."""
+    from registry.console.views import ListingError, listed_tools
+
+    try:
+        return listed_tools(parse_document(text, "the pasted listing")), None
+    except (ListingError, DocumentError) as exc:
+        return [], str(exc)
+
+
+def console_manifests(
+    sources: Sequence[tuple[str, bytes]],
+) -> tuple[list[ManifestBody], list[str]]:
+    """The manifests uploaded or pasted into the console's plan, as `POST /v1/apply`
+    takes them, and the errors of those that are not (YAML parses are costly)."""
+    manifests, errors = collect_sources(sources)
+    return [m.to_body() for m in manifests], [str(e) for e in errors]
 
 
 def diff_rows(old: Any, new: Any) -> list[Any]:

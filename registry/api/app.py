@@ -55,7 +55,6 @@ from registry.api.settings import Settings
 from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
-from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, migrate, repository
 
 __all__ = ["asgi", "create_app"]
@@ -229,7 +228,6 @@ def create_app(
     svc = Services(
         settings=settings,
         metrics=metrics,
-        finder=RouteFinder(),
         cache=toolsets.cache,
         longpolls=toolsets.longpolls,
         revocations=revocations,

@@ -70,8 +70,7 @@ async def _validate(
     request: Request[Any, Any, Any], svc: Services, index: int, body: ManifestBody
 ) -> str:
     """The manifest's digest, once its tool is within the caps and valid (in a worker)."""
-    svc.caps.check(body.tool, f"/manifests/{index}/tool")
-    digest: str = await svc.budget.run(request, analysis.validated_manifest, index, body)
+    digest: str = await svc.budget.run(request, analysis.validated_manifest, index, body, svc.caps)
     try:
         tool_name(body.tool["name"])
     except ApiError as exc:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import CancelledError as FutureCancelled
@@ -46,6 +45,7 @@ import pebble
 import structlog
 from litestar.connection import ASGIConnection
 
+from registry.api import analysis
 from registry.api.limits import LimitLog
 from registry.api.metrics import Metrics
 from registry.api.problems import ApiError
@@ -58,18 +58,11 @@ _log = structlog.get_logger("registry.budget")
 ANONYMOUS: Final = "anonymous"  # the share of every caller without a token (open reads)
 RETRY_AFTER_SECONDS: Final = "2"
 QUEUED_PER_RUNNING: Final = 16  # a token's calls admitted at once, per call it may run
-WORKER_NICENESS: Final = 10  # the event loop wins the CPU from a busy worker
 _DEADLINE: Final = "analysis_deadline"
-
-
-def _lower_priority() -> None:
-    """Each worker's initializer: below the event loop's process on the CPU."""
-    with contextlib.suppress(OSError):  # not allowed: same priority, still off the loop
-        os.nice(WORKER_NICENESS)
-
-
-def _ready() -> None:
-    """A no-op: run once per worker by `Budget.start`."""
+# What a worker imports, loaded once into the forkserver that forks every worker: a
+# worker then starts in milliseconds rather than the second its imports take (the
+# console's diff rows import the console package, and with it Litestar).
+_PRELOAD: Final = ["registry.api.analysis", "registry.console.views", "pebble"]
 
 
 class Budget:
@@ -95,6 +88,7 @@ class Budget:
         self._threads = threads
         self._pool: pebble.ProcessPool | ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # the toolset builder's thread submits too
+        self._closed = False
         self._free: asyncio.Semaphore | None = None
         self._held: dict[str, int] = {}  # calls admitted, by holder
         self._shares: dict[str, asyncio.Semaphore] = {}  # calls running, by holder
@@ -108,10 +102,15 @@ class Budget:
         return token if isinstance(token, str) else ANONYMOUS
 
     def start(self) -> None:
-        """Start the workers now (each imports the engine once), rather than at the first
-        request, whose budget would pay for it. Returns at once."""
-        for _ in range(self.workers):
-            self._submit(_ready, (), 60.0)
+        """Start the workers now, rather than at the first request, whose budget would pay
+        for it. Returns at once: the pool starts in a thread of its own, since the first
+        start of the forkserver (which imports the engine once, for every worker) takes
+        about a second, which the event loop does not wait for."""
+        threading.Thread(target=self._start, name="analysis-start", daemon=True).start()
+
+    def _start(self) -> None:
+        with contextlib.suppress(ApiError):  # closed before it started: nothing to start
+            self._started_pool()
 
     def admitted_of(self, holder: str) -> int:
         """The calls of `holder` admitted: running, or waiting for its share or a worker."""
@@ -186,7 +185,7 @@ class Budget:
             remaining = self.remaining(request)
             if remaining <= 0:
                 raise self._over_budget()
-            future = self._submit(fn, args, remaining)
+            future = await self._submit(fn, args, remaining)
             try:
                 return await asyncio.wrap_future(future)
             except (FutureTimeout, TimeoutError):
@@ -224,7 +223,7 @@ class Budget:
     def run_blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
         """`fn(*args)` in a worker, from a thread that may block (the toolset builder):
         no share, the budget's seconds as its timeout (`TimeoutError` past it)."""
-        future = self._submit(fn, args, self.seconds)
+        future = _schedule(self._started_pool(), fn, args, self.seconds)
         try:
             result: _T = future.result()
         except FutureTimeout:
@@ -232,29 +231,48 @@ class Budget:
             raise TimeoutError(f"the analysis did not finish within {self.seconds:g} s") from None
         return result
 
-    def _submit(self, fn: Callable[..., Any], args: Any, timeout: float) -> Future[Any]:
+    def _started_pool(self) -> pebble.ProcessPool | ThreadPoolExecutor:
+        """The pool, its workers started. It may block (the first start): from a thread."""
         with self._pool_lock:
-            pool = self._pool
-            if pool is None:
-                if self._threads:
-                    pool = ThreadPoolExecutor(self.workers, thread_name_prefix="analysis")
-                else:
-                    context = multiprocessing.get_context("forkserver")
-                    context.set_forkserver_preload(["registry.api.analysis"])
-                    pool = pebble.ProcessPool(
-                        max_workers=self.workers, initializer=_lower_priority, context=context
-                    )
-                self._pool = pool
-        if isinstance(pool, ThreadPoolExecutor):
-            return pool.submit(fn, *args)  # no timeout: a thread cannot be stopped
-        future: Future[Any] = pool.schedule(fn, args=args, timeout=timeout)
-        return future
+            if self._closed:
+                raise ApiError("not-ready", "the analysis workers stopped: the service is stopping")
+            if self._pool is not None:
+                return self._pool
+            pool: pebble.ProcessPool | ThreadPoolExecutor
+            if self._threads:
+                pool = ThreadPoolExecutor(self.workers, thread_name_prefix="analysis")
+            else:
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(_PRELOAD)
+                pool = pebble.ProcessPool(
+                    max_workers=self.workers, initializer=analysis.lower_priority, context=context
+                )
+                for _ in range(self.workers):  # the first schedule starts every worker
+                    pool.schedule(analysis.ready, timeout=60.0)
+            self._pool = pool
+            return pool
+
+    async def _submit(self, fn: Callable[..., Any], args: Any, timeout: float) -> Future[Any]:
+        """`fn(*args)` scheduled in the pool (once it has started: never on the loop)."""
+        pool = self._pool
+        if pool is None:
+            pool = await asyncio.get_running_loop().run_in_executor(None, self._started_pool)
+        return _schedule(pool, fn, args, timeout)
 
     def close(self) -> None:
         with self._pool_lock:
-            pool, self._pool = self._pool, None
+            pool, self._pool, self._closed = self._pool, None, True
         if isinstance(pool, pebble.ProcessPool):
             pool.stop()  # type: ignore[no-untyped-call]
             pool.join(timeout=5)
         elif pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _schedule(
+    pool: pebble.ProcessPool | ThreadPoolExecutor, fn: Callable[..., Any], args: Any, timeout: float
+) -> Future[Any]:
+    if isinstance(pool, ThreadPoolExecutor):
+        return pool.submit(fn, *args)  # no timeout: a thread cannot be stopped
+    future: Future[Any] = pool.schedule(fn, args=args, timeout=timeout)
+    return future

@@ -115,5 +115,7 @@ class LimitLog:
             limit=limit,
             value=value,
             times=self._since.pop(limit),
-            detail=f"the {limit} limit ({value}) was reached; see docs/running.md 'Sizing a replica'",
+            detail=(
+                f"the {limit} limit ({value}) was reached; see docs/running.md 'Sizing a replica'"
+            ),
         )

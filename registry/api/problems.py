@@ -216,6 +216,7 @@ BODY_PROBLEMS: Final = (  # POST and PUT: a body is read and checked when one is
     "body-too-large",
     "unsupported-media-type",
     "invalid-body",
+    *BUDGET_PROBLEMS,  # a large body is checked in an analysis worker (registry.api.bodies)
 )
 
 

@@ -23,7 +23,6 @@ from registry.api.problems import ApiError, namespace_not_found
 from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.toolset_cache import ToolsetCache
-from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, repository
 
 __all__ = [
@@ -46,7 +45,6 @@ _log = structlog.get_logger("registry.api")
 class Services:
     settings: Settings
     metrics: Metrics
-    finder: RouteFinder
     cache: ToolsetCache[Any]
     longpolls: LongPolls
     revocations: Revocations

@@ -8,6 +8,7 @@ from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
+from registry.api import analysis
 from registry.api.answers import Ready
 from registry.api.auth import Principal
 from registry.api.params import NamespaceName
@@ -16,13 +17,11 @@ from registry.api.problems import (
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
-    ApiError,
     namespace_not_found,
     problem_responses,
 )
 from registry.api.services import principal, reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
-from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
 
@@ -147,11 +146,9 @@ async def verify(
     by_tool: dict[str, list[Version]] = {}
     for version in snapshot.versions:
         by_tool.setdefault(version.tool, []).append(version)
-    try:
-        verdicts = verify_listing(data.tools, data.protocolVersion, by_tool)
-    except VerifyError as exc:
-        code = "invalid-protocol-version" if "protocolVersion" in str(exc) else "invalid-body"
-        raise ApiError(code, str(exc)) from exc
+    verdicts = await svc.budget.run(
+        request, analysis.verified, data.tools, data.protocolVersion, by_tool
+    )
     summary: dict[str, int] = {"current": 0, "served": 0, "retired": 0, "unknown": 0}
     for verdict in verdicts:
         summary[verdict.status] += 1

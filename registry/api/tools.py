@@ -9,6 +9,7 @@ from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
 from registry.api import analysis
+from registry.api.bodies import ONE_DEFINITION
 from registry.api.params import (
     AliasName,
     NamespaceName,
@@ -166,8 +167,7 @@ async def _validated(
 ) -> str:
     """The definition's digest, once it is within the caps (at once) and valid (in a
     worker): `ns` and `tool` are path parameters, checked by the router."""
-    svc.caps.check(data.definition, "/definition")
-    digest: str = await svc.budget.run(request, analysis.validated, tool, data.definition)
+    digest: str = await svc.budget.run(request, analysis.validated, tool, data.definition, svc.caps)
     return digest
 
 
@@ -192,6 +192,7 @@ async def _plan(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
+    opt=ONE_DEFINITION,
     summary="Publish a version (docs/contract.md publishing rule)",
     status_code=201,
     responses={
@@ -312,6 +313,7 @@ def _version_path(ns: str, tool: str, version: int) -> str:
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
+    opt=ONE_DEFINITION,
     summary="Dry run of publish: the report and the decisions still missing",
     status_code=200,
     responses=problem_responses(
@@ -581,6 +583,7 @@ async def retire(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/converters",
+    opt=ONE_DEFINITION,
     summary="Register a verified converter",
     status_code=201,
     responses={
@@ -606,10 +609,11 @@ async def register_converter(
     svc = await writer(request, ns)
     if data.from_ == data.to:
         raise ApiError("request-invalid", "a converter goes from one version to another")
-    svc.caps.check(data.ops, "/ops", integers="invalid-body")
     source = await _existing_version(svc, ns, tool, data.from_)
     target = await _existing_version(svc, ns, tool, data.to)
-    report = await svc.budget.run(request, analysis.converter_report, source, target, data.ops)
+    report = await svc.budget.run(
+        request, analysis.converter_report, source, target, data.ops, svc.caps
+    )
     try:
         converter, created = await repository.register_converter(
             svc.database,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from itertools import pairwise
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -20,6 +19,7 @@ from litestar import Request, Response, get
 from litestar.params import Parameter, PathParameter
 from litestar.response import Template
 
+from registry.api import analysis
 from registry.api import capabilities as api_capabilities
 from registry.api import namespace_policy as api_policy
 from registry.api import tools as api_tools
@@ -28,13 +28,11 @@ from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
 from registry.api.problems import ApiError
 from registry.api.services import Services, principal, reader, services
 from registry.api.sync import _client_gone, holder
-from registry.compat import ChangeReport, ClassificationError
 from registry.console.session import page, reader_or_login
 from registry.console.views import (
     AliasView,
     Payload,
     fingerprint,
-    side_by_side,
     timeline,
     tool_rows,
 )
@@ -137,20 +135,10 @@ async def _tool_context(
     svc = services(request)
     versions, converters = data.versions, data.converters
     events = await _tool_events(svc, await principal(request), ns, tool)
-    reports: dict[int, ChangeReport] = {}
-    for old, new in pairwise(versions):
-        try:
-            reports[new.version] = svc.finder.report(old, new)
-        except ClassificationError:
-            continue  # shown without a report; the diff page says why
-    served = [v for v in versions if v.state != "retired"]
-    routes = {}
-    for version in served:  # as the toolset payload routes them (`build_toolset`)
-        route = svc.finder.route(
-            versions, converters, start=version.version, target=served[-1].version
-        )
-        if route is not None:
-            routes[version.version] = route
+    # each version's report and route, as the toolset payload routes them: in a worker
+    reports, routes = await svc.budget.run(
+        request, analysis.timeline_analysis, versions, converters
+    )
     window = timedelta(seconds=svc.settings.retire_warn_window)
     rows = await usage_rows(svc.database, ns, tool, since=svc.clock() - window)
     return {
@@ -306,7 +294,12 @@ async def diff_page(
         old=by_number[old_number],
         new=by_number[new_number],
         report=report,
-        rows=side_by_side(by_number[old_number].definition, by_number[new_number].definition),
+        rows=await services(request).budget.run(
+            request,
+            analysis.diff_rows,
+            by_number[old_number].definition,
+            by_number[new_number].definition,
+        ),
     )
 
 

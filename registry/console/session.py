@@ -13,8 +13,9 @@ bootstrap token work as they do for the API. Sessions end at sign-out, after
 
 Only sign-in and sign-out change anything; they are POST forms, refused
 unless the browser says the request comes from this site: `Sec-Fetch-Site`
-`same-origin` (or `none`, typed by the user), or else an `Origin` naming this
-host; `Origin: null` and a form with neither header are refused. With the
+`same-origin` (or `none`, typed by the user), or, from a browser that sends no
+`Sec-Fetch-Site`, an `Origin` naming this host; there `Origin: null` and a form
+with neither header are refused. With the
 SameSite cookie, that is the CSRF defence. Redirects after sign-in go to
 console paths only.
 """
@@ -35,6 +36,7 @@ from registry import __version__
 from registry.api.auth import Principal
 from registry.api.problems import PROBLEMS, ApiError
 from registry.api.services import SESSION_TOKEN, principal, services
+from registry.console.headers import PAGE_HEADERS
 from registry.store import repository
 from registry.store.sessions import close_session, open_session, session_token
 
@@ -90,12 +92,14 @@ async def authenticate(request: Request[Any, Any, Any]) -> None:
 
 def _refuse_cross_site(request: Request[Any, Any, Any]) -> None:
     site = request.headers.get("sec-fetch-site")
-    origin = request.headers.get("origin")
     if site is not None:
+        # The browser sets it, whatever the page says: enough alone. (The console's own
+        # pages, served with `Referrer-Policy: no-referrer`, send `Origin: null` with
+        # their forms, and a proxy may rewrite `Host`.)
         if site not in _SAFE_SITES:
             raise ApiError("forbidden", f"a console form was sent from another site ({site})")
-        if origin is None or site == "none":
-            return
+        return
+    origin = request.headers.get("origin")
     if origin is None:
         raise ApiError("forbidden", "a console form must come from a browser that names its origin")
     host = request.headers.get("host", "")
@@ -231,11 +235,16 @@ async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
 def _error_page(
     request: Request[Any, Any, Any], status: int, title: str, detail: str
 ) -> Response[Any]:
+    """The page of a refusal, with the headers of every page (registry.console.headers)."""
+    response: Response[Any]
     if status == 401:
         query = request.url.query
         target = _safe_next(request.url.path + (f"?{query}" if query else ""))
-        return _login_refused(request, detail, target, clear=bool(request.cookies.get(COOKIE)))
-    return page(request, "error.html.j2", status_code=status, title=title, detail=detail)
+        response = _login_refused(request, detail, target, clear=bool(request.cookies.get(COOKIE)))
+    else:
+        response = page(request, "error.html.j2", status_code=status, title=title, detail=detail)
+    response.headers.update({**PAGE_HEADERS, "Cache-Control": "no-store"})
+    return response
 
 
 def on_api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:

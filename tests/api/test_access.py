@@ -92,13 +92,13 @@ async def test_a_large_anonymous_body_is_never_parsed(
     from registry.api import bodies
 
     parsed: list[int] = []
-    real = bodies.check_document
+    real = bodies.check_body
 
-    def counting(raw: bytes) -> None:
+    async def counting(request: Any, raw: bytes) -> None:
         parsed.append(len(raw))
-        real(raw)
+        await real(request, raw)
 
-    monkeypatch.setattr(bodies, "check_document", counting)
+    monkeypatch.setattr(bodies, "check_body", counting)
     body = b"[" + b",".join([b'{"a": 1, "b": [1, 2, 3]}'] * (BIG // 26)) + b"]"
     headers = {"content-type": "application/json"}
     async with registry.anonymous() as anonymous:

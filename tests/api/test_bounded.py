@@ -109,6 +109,7 @@ async def test_a_check_over_its_budget_is_answered_with_the_problem(database_url
             assert problem["type"].endswith("/analysis-over-budget")
             assert problem["limit"] == {"name": "analysis_seconds", "maximum": 0.3}
             # the worker that was stopped is replaced: the next check is answered
+            services(app).budget.seconds = 60.0
             small = await client.post(f"{TOOL}/check", json={"definition": union(200, "a")})
             assert small.status_code == 200 and small.json()["existing"] is True
             metrics = (await client.get("/metrics")).text

@@ -148,11 +148,19 @@ async def test_diff_deprecate_and_sunset(registry: Registry) -> None:
     )
     assert deprecated.status_code == 200, deprecated.text
     assert deprecated.json()["state"] == "deprecated"
-    entry = (await _toolset(registry)).tool("search")
+    served = await registry.client.get("/v1/namespaces/docs/toolset")
+    entry = Toolset.from_json(served.content).tool("search")
     assert entry is not None and entry.versions[0].sunset == "2099-01-01T00:00:00Z"
     past = await registry.client.post(
         f"{SEARCH}/versions/2/deprecate", json={"sunset": "2000-01-01T00:00:00Z"}
     )
     assert past.status_code == 200
     assert past.json()["state"] == "retired", "a passed sunset reads as retired"
-    assert (await _toolset(registry)).tool("search") is None
+    # the toolset as a gated server sees it: once the change is heard (LISTEN/NOTIFY)
+    after = await registry.client.get(
+        "/v1/namespaces/docs/toolset",
+        params={"wait": 10},
+        headers={"If-None-Match": served.headers["etag"]},
+    )
+    assert after.status_code == 200, after.text
+    assert Toolset.from_json(after.content).tool("search") is None
