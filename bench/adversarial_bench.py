@@ -4,7 +4,8 @@
     python bench/adversarial_bench.py --isolation threads    # the analysis in threads instead
     python bench/adversarial_bench.py --caps off             # caps raised: the budget decides
 
-Cases, each sent `--parallel` times at once by one read token of another namespace:
+Cases, each sent `--parallel` times at once (`--bursts` times in a row) by one read token
+of another namespace:
 
 * wide: `POST .../check` of a 30,000-property schema (~1.9 MB, past the body limit of
   a definition route: refused from its Content-Length);
@@ -65,6 +66,8 @@ stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
 latencies = []
 with httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {token}"}) as c:
+    for _ in range(20):  # a kept-alive connection, warm: only the reads are measured
+        assert c.get("/v1/namespaces/quiet/tools").status_code == 200
     print("ready", flush=True)
     while not stop.is_set():
         started = time.perf_counter()
@@ -182,6 +185,7 @@ def main() -> None:
     parser.add_argument("--isolation", choices=("processes", "threads"), default="processes")
     parser.add_argument("--caps", choices=("on", "off"), default="on")
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--bursts", type=int, default=5, help="bursts of --parallel per case")
     parser.add_argument("--baseline", type=float, default=3.0, help="seconds of baseline reads")
     args = parser.parse_args()
 
@@ -207,7 +211,15 @@ def main() -> None:
     }
     if args.caps == "off":
         env.update(raised)
-    server = subprocess.Popen([sys.executable, "-c", SERVER, args.isolation], env=env, cwd=ROOT)
+    log = Path(tempfile.mkdtemp(prefix="adversarial-bench-log-")) / "serve.log"
+    with log.open("wb") as out:  # the server's request lines, apart from the figures
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, args.isolation],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     admin = httpx.Client(base_url=url, timeout=600, headers={"Authorization": f"Bearer {TOKEN}"})
     try:
@@ -234,15 +246,17 @@ def main() -> None:
         print(f"baseline reads of another namespace: {stats(base)}")
 
         def burst(path: str, body: bytes) -> list[int]:
+            """`--parallel` at once, `--bursts` times in a row: the statuses."""
             headers = {"content-type": "application/json"}
+            statuses: list[int] = []
             with ThreadPoolExecutor(args.parallel) as pool:
-                answers = list(
-                    pool.map(
+                for _ in range(args.bursts):
+                    answers = pool.map(
                         lambda _: attacker.post(path, content=body, headers=headers),
                         range(args.parallel),
                     )
-                )
-            return [a.status_code for a in answers]
+                    statuses += [a.status_code for a in answers]
+            return statuses
 
         cases: list[tuple[str, str, bytes]] = [
             (
@@ -277,11 +291,13 @@ def main() -> None:
         print(f"stored 1,000-branch union: {stored.status_code}")
         for name, path, body in cases:
             elapsed, statuses, reads = during(url, reader_token, lambda p=path, b=body: burst(p, b))
+            answers = ", ".join(f"{statuses.count(s)} x {s}" for s in sorted(set(statuses)))
             print(
-                f"{name}, {len(body):,} bytes: {elapsed:.2f} s, answers {sorted(statuses)}; "
-                f"reads meanwhile: {stats(reads)}"
+                f"{name}, {len(body):,} bytes: {elapsed / args.bursts:.2f} s a burst, "
+                f"answers {answers}; reads meanwhile: {stats(reads)}"
             )
         attacker.close()
+        print(f"the server's log: {log}")
     finally:
         admin.close()
         server.terminate()

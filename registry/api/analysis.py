@@ -6,7 +6,7 @@ worker). A refusal is raised as the `ApiError` the handler answers; a schema
 the engine cannot follow (Python's recursion limit) is `analysis-over-budget`,
 never a 500.
 
-    await budget.run(request, analysis.validated, tool, definition)   # -> digest
+    await budget.run(request, analysis.validated_body, tool, raw, caps)   # -> digest
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from itertools import pairwise
 from typing import Any, Final, ParamSpec, TypeVar
+
+import msgspec
 
 from registry.api.caps import Caps
 from registry.api.json_body import check_document
@@ -61,7 +63,8 @@ __all__ = [
     "routed",
     "timeline_analysis",
     "validated",
-    "validated_manifest",
+    "validated_body",
+    "validated_bundle",
     "verified",
 ]
 
@@ -129,9 +132,37 @@ def validated(
         raise _definition_problem(str(exc), prefix) from exc
 
 
-def validated_manifest(index: int, body: ManifestBody, caps: Caps) -> str:
-    """`validated` for a bundle's manifest; the pointer names it."""
-    return validated(None, body.tool, caps, f"/manifests/{index}/tool")
+class _DefinitionBody(msgspec.Struct):
+    definition: dict[str, Any]
+
+
+class _Manifest(msgspec.Struct):
+    tool: dict[str, Any]
+
+
+class _Bundle(msgspec.Struct):
+    manifests: list[_Manifest]
+
+
+def validated_body(tool: str, raw: bytes, caps: Caps) -> str:
+    """`validated` of the definition of a publish or check body, decoded here from the
+    body's bytes: bytes cross to a worker in one copy, where the decoded definition
+    (past the caps, as large as the body's limit) would be pickled object by object
+    beside the event loop."""
+    return validated(tool, msgspec.json.decode(raw, type=_DefinitionBody).definition, caps)
+
+
+def validated_bundle(raw: bytes, caps: Caps) -> tuple[list[str], ApiError | None]:
+    """The digests of a `POST /v1/apply` body's manifests, in order, decoded here from
+    its bytes (as `validated_body`), up to the first that is refused, and that refusal
+    (its pointer names the manifest)."""
+    digests: list[str] = []
+    for index, manifest in enumerate(msgspec.json.decode(raw, type=_Bundle).manifests):
+        try:
+            digests.append(validated(None, manifest.tool, caps, f"/manifests/{index}/tool"))
+        except ApiError as exc:
+            return digests, exc
+    return digests, None
 
 
 def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
@@ -66,16 +67,21 @@ def _names(index: int, body: ManifestBody) -> None:
         raise ApiError("invalid-body", exc.detail, pointer=where) from exc
 
 
-async def _validate(
-    request: Request[Any, Any, Any], svc: Services, index: int, body: ManifestBody
-) -> str:
-    """The manifest's digest, once its tool is within the caps and valid (in a worker)."""
-    digest: str = await svc.budget.run(request, analysis.validated_manifest, index, body, svc.caps)
-    try:
-        tool_name(body.tool["name"])
-    except ApiError as exc:
-        raise ApiError("invalid-body", exc.detail, pointer=f"/manifests/{index}") from exc
-    return digest
+async def _digests(request: Request[Any, Any, Any], svc: Services, data: ApplyRequest) -> list[str]:
+    """Each manifest's digest, once its tool is within the caps and valid (in a worker,
+    from the body's bytes), and its tool's name; refused in the manifests' order."""
+    manifests = data.manifests
+    # the body's own bytes (checked already); the console's plan hands over a bundle it built
+    raw = await request.body() if request.route_handler is apply else msgspec.json.encode(data)
+    digests, refused = await svc.budget.run(request, analysis.validated_bundle, raw, svc.caps)
+    for index, body in enumerate(manifests):
+        if index == len(digests) and refused is not None:
+            raise refused
+        try:
+            tool_name(body.tool["name"])
+        except ApiError as exc:
+            raise ApiError("invalid-body", exc.detail, pointer=f"/manifests/{index}") from exc
+    return list(digests)
 
 
 def _check_policies(bodies: list[PolicyBody]) -> None:
@@ -239,7 +245,7 @@ async def apply(
     names = {body.namespace for body in data.manifests} | {p.namespace for p in policy_bodies}
     for namespace in sorted(names):
         who.require(namespace, "publish")
-    digests = [await _validate(request, svc, i, body) for i, body in enumerate(data.manifests)]
+    digests = await _digests(request, svc, data)
     seen: dict[tuple[str, str], int] = {}
     for index, body in enumerate(data.manifests):
         key = (body.namespace, body.tool["name"])

@@ -25,8 +25,15 @@ the event loop), and each call is bounded:
   meanwhile (its client hung up) kills its worker too.
 
 What the workers run lives in `registry.api.analysis`; they raise `ApiError`,
-which crosses the process boundary whole. Cheap size caps come before any of
-this (`registry.api.caps`).
+which crosses the process boundary whole. The size caps (`registry.api.caps`)
+run first, in the same worker call.
+
+The pool starts in a thread at the app's start (`start`), never on the event
+loop, and stops with the app (`close`): its workers are forked by
+multiprocessing's forkserver, which has imported what they run (`_PRELOAD`),
+so a worker starts, or replaces one killed, in milliseconds. The forkserver
+and multiprocessing's resource tracker, one each per process, end with the
+process.
 """
 
 from __future__ import annotations

@@ -167,7 +167,8 @@ async def _validated(
 ) -> str:
     """The definition's digest, once it is within the caps (at once) and valid (in a
     worker): `ns` and `tool` are path parameters, checked by the router."""
-    digest: str = await svc.budget.run(request, analysis.validated, tool, data.definition, svc.caps)
+    raw = await request.body()  # read and checked already: the worker decodes its copy
+    digest: str = await svc.budget.run(request, analysis.validated_body, tool, raw, svc.caps)
     return digest
 
 

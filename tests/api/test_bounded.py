@@ -1,7 +1,8 @@
 """Bounded work per request and the third round of security findings (issue 24).
 
-Each test fails on the code before it: caps refused nothing, classification ran
-on the event loop with no budget and no share, a past sunset retired around
+Each test fails on the code before it: caps refused nothing, bodies of any size
+were read and parsed on the event loop, classification ran there too with no
+budget and no share, a past sunset retired around
 `require_idle`, long-polls had no per-token share and console ones were not
 counted, an integer past 2**53 was a 500 (before the scope check on apply),
 `/schema/swagger` loaded a CDN and `/metrics` was open. No wall-clock assert:
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
+from registry.api.settings import Settings
 from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN, Registry, ServedApp, serve
 from tests.fixtures.seeds import DB_QUERY_V3, SEARCH_V1
@@ -323,3 +326,67 @@ async def test_no_cdn_a_csp_everywhere_and_metrics_need_a_token(registry: Regist
             assert "default-src 'none'" in policy and "http" not in policy
         assert (await anonymous.get("/metrics")).status_code == 401
     assert (await registry.client.get("/metrics")).status_code == 200
+
+
+async def test_a_definition_route_refuses_a_large_body_before_reading_it(
+    registry: Registry,
+) -> None:
+    """The 30,000-property schema of issue 24 (1.9 MB): 413 from its Content-Length alone,
+    answered while not one byte of its body has been sent."""
+    limit = 2 * Settings().definition_max_bytes
+    head = (
+        f"POST {TOOL}/check HTTP/1.1\r\nHost: registry\r\nAuthorization: Bearer {ADMIN_TOKEN}"
+        "\r\nContent-Type: application/json\r\nContent-Length: 1938973\r\n\r\n"
+    )
+    status, problem = await asyncio.wait_for(_answer_to_headers(registry.url, head), 30)
+    assert status.startswith(b"HTTP/1.1 413"), status
+    assert problem["type"].endswith("/body-too-large")
+    assert problem["limit"] == {"name": "body_bytes", "maximum": limit}
+    assert "2 x REGISTRY_DEFINITION_MAX_BYTES" in problem["detail"]
+    # within the limit, 30,000 short properties: parsed and refused by the caps, in a worker
+    compact = {"type": "object", "properties": {f"p{i}": {} for i in range(30_000)}}
+    answer = await registry.client.post(
+        f"{TOOL}/check", json={"definition": {"name": "u", "inputSchema": compact}}
+    )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["limit"]["name"] == "definition_max_properties"
+
+
+async def test_a_large_body_is_checked_in_a_worker_never_on_the_event_loop(
+    registry: Registry, monkeypatch: Any
+) -> None:
+    """The strict JSON check in this (the event loop's) process is replaced by one that
+    records what it sees: a small body is checked here, a large one (past 64 KiB) is not,
+    and is refused all the same, by the worker that checked it."""
+    from registry.api import bodies
+    from registry.api.json_body import check_document
+
+    here: list[int] = []
+
+    def recorded(raw: bytes) -> None:
+        here.append(len(raw))
+        check_document(raw)
+
+    monkeypatch.setattr(bodies, "check_document", recorded)
+    small = b'{"definition": {"name": "u", "name": "u"}}'
+    padding = b"x" * (bodies.INLINE_BODY_BYTES + 1)
+    large = b'{"definition": {"name": "u", "name": "u", "description": "' + padding + b'"}}'
+    headers = {"content-type": "application/json"}
+    for body in (small, large):
+        answer = await registry.client.post(f"{TOOL}/check", content=body, headers=headers)
+        assert answer.status_code == 400, answer.text
+        assert "duplicate key 'name'" in answer.json()["detail"]
+    assert here == [len(small)]
+
+
+async def _answer_to_headers(url: str, head: str) -> tuple[bytes, Any]:
+    """The status line and JSON body answered to `head` alone (no byte of a body sent)."""
+    reader, writer = await asyncio.open_connection(*url.removeprefix("http://").split(":"))
+    writer.write(head.encode())
+    try:
+        status = await reader.readline()
+        fields = (await reader.readuntil(b"\r\n\r\n")).decode().lower().split("\r\n")
+        length = next(int(f.split(":")[1]) for f in fields if f.startswith("content-length:"))
+        return status, json.loads(await reader.readexactly(length))
+    finally:
+        writer.transport.abort()

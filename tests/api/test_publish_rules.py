@@ -74,7 +74,8 @@ async def test_converter_registered_later_gives_a_route(registry: Registry) -> N
     assert alias.status_code == 201, alias.text
     assert alias.json()["routed"] is False
     assert "schema_version_mismatch" in alias.json()["message"]
-    refused = Gate(await _toolset(registry)).check("search_v1", {"query": "q"}, {})
+    before = await registry.client.get("/v1/namespaces/docs/toolset")
+    refused = Gate(Toolset.from_json(before.content)).check("search_v1", {"query": "q"}, {})
     assert refused.error is not None and refused.error.code == -31004
 
     converter = await registry.client.post(
@@ -91,7 +92,14 @@ async def test_converter_registered_later_gives_a_route(registry: Registry) -> N
     )
     assert other.status_code in (409, 422), other.text
 
-    accepted = Gate(await _toolset(registry)).check("search_v1", {"query": "q"}, {})
+    # the toolset once the converter is heard (LISTEN/NOTIFY), as a gated server syncs it
+    after = await registry.client.get(
+        "/v1/namespaces/docs/toolset",
+        params={"wait": 10},
+        headers={"If-None-Match": before.headers["etag"]},
+    )
+    assert after.status_code == 200, after.text
+    accepted = Gate(Toolset.from_json(after.content)).check("search_v1", {"query": "q"}, {})
     assert accepted.accepted, accepted.error
     assert accepted.arguments == {"query": "q", "filters": {}, "limit": 20}
     # The retired version itself stays refused for direct callers.
