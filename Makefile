@@ -8,18 +8,21 @@ LINT_PATHS := $(wildcard registry tests bench examples)
 # the official MCP TypeScript SDK client the tests drive (pinned by its package-lock.json)
 TS_CLIENT := tests/clients/ts
 TS_CLIENT_STAMP := $(TS_CLIENT)/node_modules/.installed
+# reference MCP servers behind `registry proxy` in tests/proxy (pinned by its package-lock.json)
+UPSTREAMS := tests/proxy/upstreams
+UPSTREAMS_STAMP := $(UPSTREAMS)/node_modules/.installed
 # the TypeScript gate (an npm package; its tests run in pytest: tests/e2e_ts)
 SDK_TS := sdk-ts
 SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance clean
+.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[server,mcp,fastmcp,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[server,mcp,proxy,fastmcp,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -35,7 +38,17 @@ $(TS_CLIENT_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
 	touch $@
 
-test-clients: $(TS_CLIENT_STAMP)
+test-clients: $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP)
+
+$(UPSTREAMS_STAMP): $(UPSTREAMS)/package.json $(UPSTREAMS)/package-lock.json
+	npm ci --prefix $(UPSTREAMS) --no-audit --no-fund --silent
+	touch $@
+
+# the MCP conformance suite and the Node 22 it needs (tests/proxy/test_conformance.py)
+CONFORMANCE_STAMP := bench/conformance/node_modules/.installed
+$(CONFORMANCE_STAMP): bench/conformance/package.json bench/conformance/package-lock.json
+	npm ci --prefix bench/conformance --no-audit --no-fund --silent
+	touch $@
 
 $(SDK_TS_STAMP): $(SDK_TS)/package.json $(SDK_TS)/package-lock.json
 	npm ci --prefix $(SDK_TS) --no-audit --no-fund --silent
@@ -60,7 +73,7 @@ browser:
 	  fi; \
 	fi
 
-pytest: $(STAMP) $(TS_CLIENT_STAMP) sdk-ts browser
+pytest: $(STAMP) $(TS_CLIENT_STAMP) $(UPSTREAMS_STAMP) $(CONFORMANCE_STAMP) sdk-ts browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -83,5 +96,14 @@ bench-ts: sdk-ts
 conformance: $(STAMP)
 	$(BIN)/python bench/conformance_bench.py $(CONFORMANCE_ARGS)
 
+# the suite against server-everything and the suite's own tools, directly and through
+# `registry proxy` (make test runs one round against server-everything)
+conformance-proxy: $(STAMP) $(UPSTREAMS_STAMP)
+	$(BIN)/python bench/proxy_conformance_bench.py --rounds 3 $(CONFORMANCE_ARGS)
+
+# the proxy's added latency and pass-through throughput against the same upstream direct
+bench-proxy: $(STAMP) $(UPSTREAMS_STAMP)
+	$(BIN)/python bench/proxy_bench.py $(BENCH_PROXY_ARGS)
+
 clean:
-	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts
+	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules $(UPSTREAMS)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

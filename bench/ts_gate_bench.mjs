@@ -24,6 +24,8 @@ import { loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { CREATE_ISSUE, issueArgs, issueBodyOf } from "./ts_create_issue.mjs";
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const sdk = await import(resolve(ROOT, "sdk-ts/dist/src/index.js"));
 // the very Ajv the gate runs on (sdk-ts's own dependency)
@@ -78,58 +80,28 @@ const body = {
 };
 const toolset = sdk.Toolset.fromPayload({ ...body, digest: sdk.payloadDigest(body) });
 const gate = new sdk.Gate(toolset);
-const validate = new Ajv2020({ strict: false }).compile(structuredClone(DB_QUERY_V4.inputSchema));
+// the gate runs the strict form of the version a call speaks: so does the bare side
+const validate = new Ajv2020({ strict: false }).compile(sdk.strictSchema(DB_QUERY_V4.inputSchema));
 
-// a tool schema of the size real servers list (github-mcp-server's create_issue shape)
-const CREATE_ISSUE = {
-  name: "create_issue",
-  description: "Create a new issue in a GitHub repository",
-  inputSchema: {
-    type: "object",
-    properties: {
-      owner: { type: "string", description: "Repository owner" },
-      repo: { type: "string", description: "Repository name" },
-      title: { type: "string", description: "Issue title" },
-      body: { type: "string", description: "Issue body content" },
-      assignees: { type: "array", items: { type: "string" }, description: "Usernames to assign" },
-      labels: { type: "array", items: { type: "string" }, description: "Labels to apply" },
-      milestone: { type: "number", description: "Milestone number" },
-      type: { type: "string", description: "Type of this issue" },
-    },
-    required: ["owner", "repo", "title"],
-  },
-};
-const issueBody = {
-  namespace: "github",
-  tools: [
-    {
-      name: "create_issue",
-      current: 1,
-      versions: [{ version: 1, digest: sdk.digest(CREATE_ISSUE), state: "active", sunset: null, definition: CREATE_ISSUE, route: [] }],
-      retired: [],
-    },
-  ],
-  aliases: [],
-};
+const issueBody = issueBodyOf(sdk);
 const issueGate = new sdk.Gate(sdk.Toolset.fromPayload({ ...issueBody, digest: sdk.payloadDigest(issueBody) }));
-const issueValidate = new Ajv2020({ strict: false }).compile(structuredClone(CREATE_ISSUE.inputSchema));
+const issueValidate = new Ajv2020({ strict: false }).compile(sdk.strictSchema(CREATE_ISSUE.inputSchema));
 // one gate serving both tools: called in turn, its lookup by name misses the last-tool entry every time
 const bothBody = { namespace: "both", tools: [...body.tools, ...issueBody.tools], aliases: [] };
 const bothGate = new sdk.Gate(sdk.Toolset.fromPayload({ ...bothBody, digest: sdk.payloadDigest(bothBody) }));
-const issueArgs = { owner: "octo", repo: "hello", title: "Bug", body: "It breaks.", labels: ["bug", "p1"], assignees: ["me"], milestone: 3 };
 const issueMeta = { schemaVersion: "v1" };
 
 const args = { query: "SELECT 1", timeout: 5000, mode: "read" };
 const meta = { schemaVersion: "v4" };
 
-// the bare side is the gate's own generated validator, compiled apart (Ajv numbers its names per instance)
+// the bare side is the gate's own generated validator (of the strict form), compiled apart (Ajv numbers its names per instance)
 const compiler = new Compiler();
 const code = (validateFunction) => validateFunction.toString().replace(/\b([A-Za-z_]+)\d+\b/g, "$1");
 for (const [bare, definition] of [
   [validate, DB_QUERY_V4],
   [issueValidate, CREATE_ISSUE],
 ]) {
-  if (code(bare) !== code(compiler.validator(structuredClone(definition.inputSchema), definition.name).validate)) {
+  if (code(bare) !== code(compiler.validator(sdk.strictSchema(definition.inputSchema), definition.name).validate)) {
     throw new Error(`the bare validate of ${definition.name} is not the code the gate runs`);
   }
 }

@@ -20,11 +20,13 @@ is left unconfigured, as an application embedding the SDK leaves it, and only
 warnings reach stderr; `INFO` or `DEBUG`: one line per record on stderr). With a
 registry, the server boots
 from the cache when the registry is down, and a publish reaches it through the
-watcher: connected clients get `notifications/tools/list_changed`. With a
-registry, the server also counts its calls per tool, version and decision
-(never an argument value) and reports them every `REGISTRY_USAGE_INTERVAL`
-seconds (`registry usage NAMESPACE TOOL` shows them); the token then needs
-`<namespace>:report` (or publish).
+watcher: connected clients get `notifications/tools/list_changed`. Serving the
+namespace's toolset from the registry, the server also counts its calls per
+tool, version and decision (never an argument value) and reports them every
+`REGISTRY_USAGE_INTERVAL` seconds (`registry usage NAMESPACE TOOL` shows them);
+the token then needs `<namespace>:report` (or publish). With `--demo` or
+`--toolset` it never reports, whatever the environment: its calls are not the
+namespace's, and retirements trust those counts.
 
 The toy handlers answer with the arguments they received, exactly as the gate
 passed them (converted along the route for older contracts and aliases).
@@ -41,7 +43,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,16 +185,18 @@ def usage_interval() -> float:
 
 @contextlib.asynccontextmanager
 async def usage_reporting(
-    namespace: str, source: Toolset | ToolsetSource
+    args: argparse.Namespace, namespace: str, source: Toolset | ToolsetSource, program: str
 ) -> AsyncIterator[UsageReporter | None]:
-    """A started usage reporter while the server runs (None when there is nowhere to
-    report, or REGISTRY_USAGE_INTERVAL is 0); its last counts are flushed at exit."""
+    """A started usage reporter while the server runs (None when it does not serve the
+    registry's toolset: `--demo`, `--toolset`, no REGISTRY_URL; or REGISTRY_USAGE_INTERVAL
+    is 0); its last counts are flushed at exit."""
     url = os.environ.get("REGISTRY_URL")
     interval = usage_interval()
-    if not url or interval == 0:
+    if not url or interval == 0 or args.demo or args.toolset is not None:
         yield None
         return
-    name = os.environ.get("REGISTRY_SERVER_NAME") or f"{namespace}-gated@{socket.gethostname()}"
+    kind = program.removesuffix("_server")
+    name = os.environ.get("REGISTRY_SERVER_NAME") or f"{namespace}-{kind}@{socket.gethostname()}"
     try:
         reporter = UsageReporter(
             url,
@@ -203,7 +207,7 @@ async def usage_reporting(
             interval=interval,
         )
     except ValueError as exc:  # a msgspec.ValidationError too: the name the registry refuses
-        raise SystemExit(f"gated_server: REGISTRY_SERVER_NAME {name!r}: {exc}") from exc
+        raise SystemExit(f"{program}: REGISTRY_SERVER_NAME {name!r}: {exc}") from exc
     reporter.start()
     try:
         yield reporter
@@ -217,7 +221,7 @@ async def serve(args: argparse.Namespace) -> None:
     usage_interval()  # a bad setting stops the server before it syncs anything
     source = await toolset_source(args, namespace, "gated_server")
 
-    async with usage_reporting(namespace, source) as reporter:
+    async with usage_reporting(args, namespace, source, "gated_server") as reporter:
         server: Server[Any] = Server(f"{namespace}-gated", version="0.1.0")
         # the gate follows a watcher source by itself: every swap is announced
         gate_server(
@@ -245,7 +249,7 @@ async def serve(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(__doc__.splitlines()[0], argv)
     configure_logging("gated_server")
-    asyncio.run(run(args))
+    asyncio.run(run(args, serve))
 
 
 def parse_arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
@@ -273,15 +277,18 @@ def configure_logging(program: str) -> None:
         )
 
 
-async def run(args: argparse.Namespace) -> None:
-    """`serve`, ended by SIGTERM as by the end of its input: the way out flushes the last
-    usage counts (an MCP client closing a stdio server sends SIGTERM after 2 s)."""
+async def run(
+    args: argparse.Namespace, serving: Callable[[argparse.Namespace], Awaitable[None]]
+) -> None:
+    """`serving` (an example's `serve`), ended by SIGTERM as by the end of its input: the
+    way out flushes the last usage counts (an MCP client closing a stdio server sends
+    SIGTERM after 2 s)."""
     task = asyncio.current_task()
     assert task is not None
     with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows loops
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     with contextlib.suppress(asyncio.CancelledError):
-        await serve(args)
+        await serving(args)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,14 @@ NEEDS: Final[dict[str, Need]] = {
     # namespace_policy.py
     "get_namespace_policy": "read",
     "put_namespace_policy": "admin",
+    # transfer.py
+    "export": "token",  # admin on every namespace exported (`*:admin`: the whole registry)
+    "import_file": "token",  # admin on every namespace of the file (from its header)
+    # modes.py
+    "get_registry_mode": "token",
+    "put_registry_mode": "admin",
+    "get_namespace_mode": "read",
+    "put_namespace_mode": "admin",
 }
 
 

@@ -33,10 +33,13 @@ from registry.api import (
     apply,
     capabilities,
     digests,
+    modes,
     namespace_policy,
     ops,
+    replicas,
     sync,
     tools,
+    transfer,
     usage,
 )
 from registry.api.access import authorize, require_coverage
@@ -318,6 +321,8 @@ def create_app(
         *usage.HANDLERS,
         *namespace_policy.HANDLERS,
         *ops.HANDLERS,
+        *transfer.HANDLERS,
+        *modes.HANDLERS,
     ]
     require_coverage(handlers)
     return Litestar(
@@ -326,13 +331,14 @@ def create_app(
         state=State({"services": svc}),
         # before the body, the parameters and the hook below, in this order
         guards=[authorize, exact_names],
-        lifespan=[lifespan],
+        lifespan=[lifespan, replicas.report_clock],
         before_request=require_json,
         exception_handlers={
             ApiError: _on_api_error,
             HTTPException: _on_http_exception,
             **dict.fromkeys(DATABASE_DOWN, _on_database_down),
             asyncpg.exceptions.DataError: _on_data_error,
+            **modes.EXCEPTION_HANDLERS,
             Exception: _on_unexpected,
         },
         request_max_body_size=settings.max_body_bytes,

@@ -23,6 +23,7 @@ from registry.api.problems import (
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
+    WRITE_PROBLEMS,
     ApiError,
     problem_responses,
 )
@@ -228,6 +229,7 @@ async def _execute(
         "acceptance-unmatched",
         "policy-invalid",
         *ANALYSIS_PROBLEMS,
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )

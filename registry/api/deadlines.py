@@ -53,6 +53,9 @@ def body_deadline(
             loop = asyncio.get_running_loop()
             deadline = loop.time() + seconds
             complete = False
+            # a route reading its body as it arrives (an import): the bound is on each wait
+            handler = scope.get("route_handler")
+            streamed = handler is not None and bool(handler.opt.get("streamed_body"))
 
             def bounded() -> Awaitable[dict[str, Any]]:
                 # Once the body is complete, the server's own awaitable (a future with
@@ -60,7 +63,9 @@ def body_deadline(
                 return receive() if complete else body()
 
             async def body() -> dict[str, Any]:
-                nonlocal complete
+                nonlocal complete, deadline
+                if streamed:
+                    deadline = loop.time() + seconds
                 try:
                     message: dict[str, Any] = await asyncio.wait_for(
                         receive(), max(deadline - loop.time(), 0.0)

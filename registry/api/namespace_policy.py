@@ -19,6 +19,7 @@ from registry.api.problems import (
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
+    WRITE_PROBLEMS,
     ApiError,
     namespace_not_found,
     problem_responses,
@@ -92,6 +93,7 @@ async def get_namespace_policy(request: Request[Any, Any, Any], ns: NamespaceNam
         *BODY_PROBLEMS,
         "namespace-not-found",
         "policy-invalid",
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )

@@ -26,6 +26,7 @@ __all__ = [
     "PROBLEMS",
     "PROBLEM_BASE",
     "SERVER_PROBLEMS",
+    "WRITE_PROBLEMS",
     "ApiError",
     "Problem",
     "ProblemType",
@@ -53,6 +54,9 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "conflict": ProblemType(409, "The request conflicts with what is stored"),
     "illegal-transition": ProblemType(409, "A lifecycle state only moves forward"),
     "version-in-use": ProblemType(409, "The version is still called (require_idle)"),
+    "not-writable": ProblemType(
+        409, "The registry or the namespace is in a mode that refuses writes"
+    ),
     "request-timeout": ProblemType(408, "The request was not received in time"),
     "too-many-requests": ProblemType(429, "The token's share of this limit is in use"),
     "body-too-large": ProblemType(413, "The body is larger than the limit"),
@@ -68,6 +72,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "acceptance-unmatched": ProblemType(422, "An acceptance names no breaking change"),
     "policy-invalid": ProblemType(422, "The namespace policy is invalid"),
     "invalid-protocol-version": ProblemType(422, "Unknown protocol revision"),
+    "import-refused": ProblemType(422, "The export file was refused; nothing was imported"),
     # nginx's status for a client that closed the connection before the answer
     "client-closed": ProblemType(499, "The client closed the request"),
     "database-unavailable": ProblemType(503, "The database is unavailable"),
@@ -91,6 +96,9 @@ class Problem(msgspec.Struct, omit_defaults=True):
     namespace: str | None = None  # namespace-not-found: the namespace named
     usage: Any = None  # version-in-use: who still calls the version
     limit: Any = None  # a limit met: {"name", "maximum"} and, for a cap, "found"
+    line: int | None = None  # import-refused: the line of the file refused
+    mode: str | None = None  # not-writable: the mode refusing the write ...
+    scope: str | None = None  # ... and where it is set: "registry" or "namespace"
 
 
 class ApiError(Exception):
@@ -210,6 +218,7 @@ POLICY_PROBLEMS: Final = (  # the publishing rule's refusals of a request (regis
 # and one that takes definitions in its body besides (their caps, registry.api.caps).
 BUDGET_PROBLEMS: Final = ("analysis-over-budget", "too-many-requests", "analysis-busy")
 ANALYSIS_PROBLEMS: Final = ("definition-too-large", *BUDGET_PROBLEMS)
+WRITE_PROBLEMS: Final = ("not-writable",)  # a write to the registry's records (modes)
 BODY_PROBLEMS: Final = (  # POST and PUT: a body is read and checked when one is sent
     "invalid-json",
     "request-timeout",

@@ -26,6 +26,7 @@ from registry.api.problems import (
     PARAMETER_PROBLEMS,
     POLICY_PROBLEMS,
     SERVER_PROBLEMS,
+    WRITE_PROBLEMS,
     ApiError,
     also_answers,
     namespace_not_found,
@@ -116,7 +117,11 @@ async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     status_code=201,
     responses={
         **problem_responses(
-            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, *BODY_PROBLEMS, *SERVER_PROBLEMS
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            *BODY_PROBLEMS,
+            *WRITE_PROBLEMS,
+            *SERVER_PROBLEMS,
         ),
         **also_answers(200, NamespaceEntry, "The namespace already exists"),
     },
@@ -208,6 +213,7 @@ async def _plan(
             "version-in-use",
             "acceptance-unmatched",
             *ANALYSIS_PROBLEMS,
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
@@ -497,6 +503,7 @@ async def _lifecycle_call(coro: Any) -> Version:
         "route-lost",
         "version-in-use",
         *BUDGET_PROBLEMS,
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )
@@ -549,6 +556,7 @@ async def deprecate(
         "route-lost",
         "version-in-use",
         *BUDGET_PROBLEMS,
+        *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )
@@ -596,6 +604,7 @@ async def retire(
             "conflict",
             *POLICY_PROBLEMS,
             *ANALYSIS_PROBLEMS,
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, ConverterAnswer, "The same converter was already registered"),
@@ -654,6 +663,7 @@ async def register_converter(
             "conflict",
             *POLICY_PROBLEMS,
             *BUDGET_PROBLEMS,
+            *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(201, AliasAnswer, "The alias was created"),

@@ -8,7 +8,8 @@ A report (`registry.sdk.usage.UsageReport`) adds its counts to the hour bucket
 of its receipt; `last_seen` is the receipt time (the registry's clock, never
 the reporter's: a report delayed by an outage makes a version look called
 later, never idle sooner). Counts naming a tool the namespace does not have
-are not stored and the receipt names them. Buckets older than
+are not stored and the receipt names them; a report counting a tool of the
+namespace at a version it never had is refused whole (422 `version-not-found`). Buckets older than
 `Settings.usage_retention` are deleted, at most every `PRUNE_EVERY`, by the
 report that finds them due.
 
@@ -136,6 +137,7 @@ def _coherent(report: UsageReport) -> None:
         *PARAMETER_PROBLEMS,
         *BODY_PROBLEMS,
         "namespace-not-found",
+        "version-not-found",
         *SERVER_PROBLEMS,
     ),
 )
@@ -144,6 +146,7 @@ async def report_usage(
 ) -> UsageReceipt:
     _coherent(data)
     svc = services(request)
+    await _versions_had(svc.database, ns, data)
     now = svc.clock()
     counts = [store.CountIn(c.tool, c.version, c.decision, c.reason, c.calls) for c in data.counts]
     stored = await store.record_usage(svc.database, ns, data.server, data.toolset, counts, at=now)
@@ -156,6 +159,27 @@ async def report_usage(
         received_at=now,
         recorded=sum(c.calls for c in data.counts if c.tool in stored),
         ignored=sorted({c.tool for c in data.counts} - stored),
+    )
+
+
+async def _versions_had(db: Db, ns: str, report: UsageReport) -> None:
+    """Refuse (422 `version-not-found`, nothing stored) a report counting calls of a
+    tool at a version the namespace never had: it comes from a toolset that is not
+    this namespace's (a demo's, another registry's), and `require_idle` trusts these
+    counts. The refusal is counted with the other requests (`registry_http_requests`,
+    route and status)."""
+    asked = {(c.tool, c.version) for c in report.counts if c.version is not None}
+    never = await store.versions_never_had(db, ns, asked)
+    if not never:
+        return
+    first = next(i for i, c in enumerate(report.counts) if (c.tool, c.version) == never[0])
+    named = ", ".join(f"{tool} v{version}" for tool, version in never)
+    raise ApiError(
+        "version-not-found",
+        f"the report counts calls of versions namespace {ns} never had ({named}): it comes "
+        "from a toolset that is not this namespace's (a demo's, another registry's); "
+        "nothing was stored",
+        pointer=f"/counts/{first}/version",
     )
 
 

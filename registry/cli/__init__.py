@@ -14,6 +14,9 @@ says which module holds which verb, so that a run imports only its own):
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
     lint.py       lint (registry/lint/: rules and mcp-registry.yaml) (base install)
     capture.py    capture                           ([mcp] extra, imported in live.py)
+    transfer.py   export, import, mode              (database verbs need [server])
+    doctor.py     doctor                            ([server] extra)
+    proxy.py      proxy                             ([proxy] extra, imported inside)
 
 Every verb module imports only `common.py` and its own helpers, never this package's
 `__init__`, so there is no import circle.
@@ -50,6 +53,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "pipeline": ("plan", "apply", "check"),
     "lint": ("lint",),
     "capture": ("capture",),
+    "transfer": ("export", "import", "mode"),
+    "doctor": ("doctor",),
+    "proxy": ("proxy",),
 }
 _MODULE_OF = {verb: module for module, verbs in MODULES.items() for verb in verbs}
 

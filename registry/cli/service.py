@@ -16,7 +16,16 @@ import msgspec
 
 from registry.cli.common import EXIT_OK, NAMESPACE_PATTERN, InputError, Verb, quiet_logs
 
-__all__ = ["VERBS", "run_migrate", "run_serve", "run_token"]
+__all__ = [
+    "VERBS",
+    "database_arguments",
+    "run_migrate",
+    "run_on_database",
+    "run_serve",
+    "run_token",
+    "settings_of",
+    "with_schema_errors",
+]
 
 _SERVER_CHOICES = ("granian", "uvicorn")  # registry.server.SERVERS
 _TOKEN_PREFIX = "mtr_"
@@ -44,7 +53,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _database_arguments(parser: argparse.ArgumentParser) -> None:
+def database_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--database-url",
         metavar="URL",
@@ -58,7 +67,7 @@ def _database_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def settings_of(args: argparse.Namespace) -> Any:
     """`registry.api.settings.Settings` from the environment, the flags winning."""
     from registry.api.settings import Settings
 
@@ -90,7 +99,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "REGISTRY_METRICS_TOKEN: when set, /metrics needs it as a bearer token. "
         "Logs are JSON lines on stdout; SIGINT or SIGTERM stops gracefully."
     )
-    _database_arguments(parser)
+    database_arguments(parser)
     parser.add_argument(
         "--host", help="address to listen on (env REGISTRY_HOST, default 127.0.0.1)"
     )
@@ -146,7 +155,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_of(args)
     try:
         from registry.logging_setup import configure_logging
         from registry.server import ServeError, run_server
@@ -162,12 +171,12 @@ def run_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_on_database(args: argparse.Namespace, work: Callable[[str], Any]) -> Any:
+def run_on_database(args: argparse.Namespace, work: Callable[[str], Any]) -> Any:
     """`asyncio.run(work(dsn))` on --database-url or the embedded PostgreSQL (started
     for the call and stopped after); database errors become one-line InputErrors."""
     import asyncio
 
-    settings = _settings(args)
+    settings = settings_of(args)
     try:
         from registry.server import ServeError, open_database
     except ImportError as error:
@@ -183,7 +192,7 @@ def _run_on_database(args: argparse.Namespace, work: Callable[[str], Any]) -> An
 
 
 def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
-    _database_arguments(parser)
+    database_arguments(parser)
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -201,7 +210,7 @@ def run_migrate(args: argparse.Namespace) -> int:
         finally:
             await conn.close()
 
-    applied, total = _run_on_database(args, work)
+    applied, total = run_on_database(args, work)
     for name in applied:
         print(name)
     if applied:
@@ -228,13 +237,13 @@ def _token_arguments(parser: argparse.ArgumentParser) -> None:
         help="<namespace|*>:<read|report|publish|admin>; repeat for several",
     )
     create.add_argument("--description", default="", help="what the token is for")
-    _database_arguments(create)
+    database_arguments(create)
     revoke = commands.add_parser("revoke", help="revoke a token by its id")
     revoke.add_argument("token_id", metavar="ID", help="the token id (tok_...)")
-    _database_arguments(revoke)
+    database_arguments(revoke)
     listing = commands.add_parser("list", help="list tokens: ids, scopes, dates (never secrets)")
     listing.add_argument("--format", choices=("text", "json"), default="text")
-    _database_arguments(listing)
+    database_arguments(listing)
 
 
 def _checked_scopes(scopes: list[str]) -> list[str]:
@@ -289,7 +298,7 @@ def _token_create(args: argparse.Namespace) -> int:
         finally:
             await conn.close()
 
-    token = _run_on_database(args, _with_schema_errors(work))
+    token = run_on_database(args, with_schema_errors(work))
     print(secret)
     sys.stdout.flush()
     print(
@@ -316,7 +325,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
             await conn.close()
         return token, before is not None and before.revoked_at is not None
 
-    token, already = _run_on_database(args, _with_schema_errors(work))
+    token, already = run_on_database(args, with_schema_errors(work))
     when = token.revoked_at.isoformat() if token.revoked_at else "?"
     state = "was already revoked" if already else "revoked"
     print(f"{token.id} {state} at {when}")
@@ -334,7 +343,7 @@ def _token_list(args: argparse.Namespace) -> int:
         finally:
             await conn.close()
 
-    tokens = _run_on_database(args, _with_schema_errors(work))
+    tokens = run_on_database(args, with_schema_errors(work))
     if args.format == "json":
         # the token records carry no secret and no hash
         sys.stdout.write(msgspec.json.encode(tokens).decode() + "\n")
@@ -356,7 +365,7 @@ def _token_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _with_schema_errors(work: Callable[[str], Any]) -> Callable[[str], Any]:
+def with_schema_errors(work: Callable[[str], Any]) -> Callable[[str], Any]:
     """A database without the registry's tables: say `registry migrate`, not a traceback."""
 
     async def wrapped(dsn: str) -> Any:

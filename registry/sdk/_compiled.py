@@ -2,11 +2,13 @@
 
 `compile_toolset(toolset)` builds, for every tool, the validators of its served
 versions, of the strict form of current and of every alias contract (eagerly:
-accepted calls only look them up). What only a refusal needs is built on the
+accepted calls only look them up). Every validator is of the strict form of
+its schema (registry/sdk/strict.py): a call is judged by the strict form of the
+version it speaks, declared or not. What only a refusal needs is built on the
 first refusal that needs it and kept for the toolset's life: the strict
-validators of the older versions (served and retired) that name the contract a
-version-less call speaks, the engine's report between an older version and
-current, and the input schemas as JSON text.
+validators of the retired versions that name the contract a version-less call
+speaks, the engine's report between an older version and current, and the
+strict input schemas as JSON text.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from registry.canonical import canonical_json, digest
 from registry.compat import Op, classify
 from registry.patterns import linear_validator
 from registry.sdk._logging import get_logger
+from registry.sdk.refusals import show
 from registry.sdk.strict import strict_schema
 from registry.sdk.toolset import (
     AliasEntry,
@@ -44,7 +47,6 @@ __all__ = [
     "Served",
     "compile_toolset",
     "error_details",
-    "validation_failure",
     "wire",
 ]
 
@@ -62,6 +64,7 @@ def wire(version: int) -> str:
 class Served:
     version: int
     validator: SchemaValidator
+    """Of the strict form of the version's input schema."""
     ops: tuple[Op, ...]
 
 
@@ -112,28 +115,34 @@ class CompiledTool:
     definitions: Mapping[int, Mapping[str, Any]]
     compiler: Compiler
     strict_input: Any
-    """The strict form of current's input schema (what version-less calls meet)."""
+    """The strict form of current's input schema (what calls of current meet)."""
     accepted_from: frozenset[int] = frozenset()
     """Served versions whose route crosses a break accepted on purpose (no converter)."""
     # the registry's own `changes` per older version, where the payload carries them
     carried_changes: Mapping[int, tuple[ContractChange, ...]] = field(default_factory=dict)
     _older: tuple[tuple[int, SchemaValidator], ...] | None = None
     _changes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    _schema_text: dict[tuple[int, bool], str] = field(default_factory=dict)
+    _strict_schemas: dict[int, Any] = field(default_factory=dict)
+    _schema_text: dict[int, str] = field(default_factory=dict)
 
     def schema(self, version: int, *, strict: bool = False) -> Any:
-        """The input schema of `version`; `strict` (current only): its strict form."""
-        if strict and version == self.current.version:
+        """The input schema of `version` as published; `strict`: its strict form,
+        the one the gate applies (cached)."""
+        if not strict:
+            return input_schema(self.definitions[version])
+        if version == self.current.version:
             return self.strict_input
-        return input_schema(self.definitions[version])
+        found = self._strict_schemas.get(version)
+        if found is None:
+            found = self._strict_schemas[version] = strict_schema(self.schema(version))
+        return found
 
-    def schema_text(self, version: int, *, strict: bool = False) -> str:
-        """`schema(version, strict=...)` as compact JSON (cached)."""
-        key = (version, strict)
-        text = self._schema_text.get(key)
+    def schema_text(self, version: int) -> str:
+        """The strict input schema of `version` as compact JSON (cached)."""
+        text = self._schema_text.get(version)
         if text is None:
-            text = msgspec.json.encode(self.schema(version, strict=strict)).decode()
-            self._schema_text[key] = text
+            text = show(self.schema(version, strict=True))
+            self._schema_text[version] = text
         return text
 
     def infer(self, arguments: Any) -> int | None:
@@ -163,7 +172,7 @@ class CompiledTool:
                         (
                             version,
                             self.compiler.validator(
-                                strict_schema(self.schema(version)),
+                                self.schema(version, strict=True),
                                 f"{self.name} v{version} (strict)",
                             ),
                         )
@@ -211,8 +220,11 @@ class CompiledAlias:
     contract_version: int
     contract_digest: str
     validator: SchemaValidator
+    """Of the strict form of the contract's input schema."""
     ops: tuple[Op, ...] | None
     schema: Any
+    """The strict form of the contract's input schema (what the gate applies)."""
+    schema_text: str
 
 
 def _flatten(route: Iterable[RouteStep]) -> tuple[Op, ...]:
@@ -220,16 +232,17 @@ def _flatten(route: Iterable[RouteStep]) -> tuple[Op, ...]:
 
 
 def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
+    strict_inputs = {v.version: strict_schema(input_schema(v.definition)) for v in entry.versions}
     served = {
         v.version: Served(
             v.version,
-            compiler.validator(input_schema(v.definition), f"{entry.name} v{v.version}"),
+            compiler.validator(strict_inputs[v.version], f"{entry.name} v{v.version}"),
             _flatten(v.route),
         )
         for v in entry.versions
     }
-    strict_input = strict_schema(input_schema(entry.current_version.definition))
-    strict = compiler.validator(strict_input, f"{entry.name} v{entry.current} (strict)")
+    strict_input = strict_inputs[entry.current]
+    strict = served[entry.current].validator
     digests = {v.digest: v.version for v in entry.versions}
     digests.update({r.digest: r.version for r in entry.retired})
     retired = sorted(r.version for r in entry.retired)
@@ -263,11 +276,12 @@ def _compile_tool(entry: ToolEntry, compiler: Compiler) -> CompiledTool:
             v.version for v in entry.versions if any(step.accepted for step in v.route)
         ),
         carried_changes=carried,
+        _strict_schemas=strict_inputs,
     )
 
 
 def _compile_alias(entry: AliasEntry, target: CompiledTool, compiler: Compiler) -> CompiledAlias:
-    schema = input_schema(entry.definition)
+    schema = strict_schema(input_schema(entry.definition))
     return CompiledAlias(
         name=entry.name,
         target=target,
@@ -276,6 +290,7 @@ def _compile_alias(entry: AliasEntry, target: CompiledTool, compiler: Compiler) 
         validator=compiler.validator(schema, f"alias {entry.name}"),
         ops=None if entry.route is None else _flatten(entry.route),
         schema=schema,
+        schema_text=show(schema),
     )
 
 
@@ -299,13 +314,3 @@ def error_details(validator: SchemaValidator, instance: Any) -> list[dict[str, A
     if not isinstance(instance, dict):
         return [dict(_NOT_AN_OBJECT, schemaPath="")]
     return validator.explain(instance, MAX_ERRORS)
-
-
-def validation_failure(
-    validator: SchemaValidator, instance: Any
-) -> tuple[str, list[dict[str, Any]]]:
-    """(one-line message, error details) of an instance `validator` refuses."""
-    errors = error_details(validator, instance)
-    first = errors[0] if errors else {"path": "", "message": "refused"}
-    located = f" at {first['path']}" if first["path"] else ""
-    return f"{first['message']}{located}", errors

@@ -12,7 +12,7 @@ import binascii
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp import types
@@ -20,7 +20,8 @@ from mcp.server.context import HandlerResult
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from registry.sdk.gate import Gate, GateError
+from registry.sdk.gate import Decision, Gate, GateError
+from registry.sdk.handlers import HandlerCheck
 from registry.sdk.refusals import structured_content
 from registry.sdk.revisions import (
     KNOWN_REVISIONS,
@@ -96,7 +97,9 @@ def project_listing(tools: tuple[dict[str, Any], ...], revision: str) -> tuple[d
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One toolset as a gated server serves it: its gate, its listing, its input schemas."""
+    """One toolset as a gated server serves it: its gate, its listing, its input
+    schemas, and the tools whose handler's framework would not take what current
+    accepts (registry/sdk/handlers.py; empty on servers without a framework parse)."""
 
     toolset: Toolset
     gate: Gate
@@ -104,6 +107,20 @@ class Snapshot:
     schemas: Mapping[str, dict[str, Any]]
     # the listing projected per revision, filled on first use
     by_revision: dict[str, tuple[dict[str, Any], ...]]
+    handlers: Mapping[str, HandlerCheck] = field(default_factory=dict)
+
+    def decide(self, name: str, arguments: Any, meta: Mapping[str, Any] | None) -> Decision:
+        """`Gate.check`, then the handler check: an accepted call the handler's
+        framework would drop, refuse or change is refused (-31004 handler_mismatch)."""
+        decision = self.gate.check(name, arguments, meta)
+        if decision.accepted and self.handlers:
+            check = self.handlers.get(decision.tool)
+            if check is not None:
+                assert decision.arguments is not None
+                error = check.refusal(decision.arguments)
+                if error is not None:
+                    return Decision(False, decision.tool, decision.version, None, error)
+        return decision
 
     def listing(self, protocol_version: str | None) -> tuple[dict[str, Any], ...]:
         key = revision(protocol_version)

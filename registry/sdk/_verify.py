@@ -1,10 +1,14 @@
 """The digest checks of a toolset payload: from its bytes when they are canonical,
 otherwise by writing each definition canonically once.
 
-    digests = digests_from_bytes(data, payload)   # None: not canonical bytes (older servers)
+    digests = digests_from_bytes(data, payload)   # only those not hashing as stated;
+                                                  # None: not canonical bytes (older servers)
     checked = verify_payload(tree, payload)       # tree: parse_json's value; payload: Structs
     checked.payload_digest                        # to compare with the payload's `digest`
     checked.digests[id(definition)]               # each definition's digest (without _meta)
+
+Both mappings are read as `digests.get(id(definition), stated)`: a definition
+`digests_from_bytes` leaves out hashes to the digest the payload states.
 
 The registry serves a payload as its canonical JSON with the `digest` member put
 in its sorted place. Then the bytes without that member hash to the digest, and
@@ -84,9 +88,12 @@ def _without_digest(data: bytes, claimed: str) -> bytes | None:
 
 
 def digests_from_bytes(data: bytes, payload: Any) -> dict[int, str | Exception] | None:
-    """Each definition's digest (by `id()` in `payload`, the `ToolsetPayload` decoded
-    from `data`), when `data` is canonical JSON whose payload digest holds; None
-    otherwise (then `verify_payload` decides)."""
+    """The definitions (by `id()` in `payload`, the `ToolsetPayload` decoded from
+    `data`) whose bytes do not hash to the digest the payload states for them, each
+    with its digest written canonically (or why it has none), when `data` is canonical
+    JSON whose payload digest holds; None otherwise (then `verify_payload` decides). A
+    definition left out hashes to what the payload states: on the registry's own
+    payloads, all of them, so the mapping is empty."""
     try:
         served = msgspec.json.decode(data, type=_Payload)
     except (msgspec.DecodeError, RecursionError):
@@ -94,29 +101,36 @@ def digests_from_bytes(data: bytes, payload: Any) -> dict[int, str | Exception] 
     without = _without_digest(data, served.digest)
     if without is None or _sha(without) != served.digest:
         return None
-    digests: dict[int, str | Exception] = {}
+    others: dict[int, str | Exception] = {}
+    sha256 = hashlib.sha256
 
-    def check(raw: bytes, stated: str | None, definition: Any) -> None:
-        if stated is not None and _sha(raw) == stated:
-            digests[id(definition)] = stated
-            return
-        try:  # a `_meta` (outside the digest), or not the bytes that were hashed
-            digests[id(definition)] = digest(definition)
+    def differs(raw: bytes, stated: str | None, definition: Any) -> None:
+        # a `_meta` (outside the digest), or not the bytes that were hashed
+        try:
+            others[id(definition)] = digest(definition)
         except DigestError as exc:
-            digests[id(definition)] = exc
+            others[id(definition)] = exc
 
-    for served_tool, tool in zip(served.tools, payload.tools, strict=True):
-        for held, entry in zip(served_tool.versions, tool.versions, strict=True):
-            check(held.definition, entry.digest, entry.definition)
-        for gone, entry in zip(served_tool.retired, tool.retired, strict=True):
-            if entry.definition is not None:
-                check(gone.definition, entry.digest, entry.definition)
+    # the served bytes against the digests stated beside them; only a mismatch looks up
+    # its definition in `payload` (same order: both were decoded from `data`)
+    for tool_index, served_tool in enumerate(served.tools):
+        for index, held in enumerate(served_tool.versions):
+            if "sha256:" + sha256(held.definition).hexdigest() != held.digest:
+                entry = payload.tools[tool_index].versions[index]
+                differs(held.definition, entry.digest, entry.definition)
+        for index, gone in enumerate(served_tool.retired):
+            if gone.definition != b"null" and (
+                "sha256:" + sha256(gone.definition).hexdigest() != gone.digest
+            ):
+                entry = payload.tools[tool_index].retired[index]
+                differs(gone.definition, entry.digest, entry.definition)
     by_name = {tool.name: tool for tool in payload.tools}
     for held_alias, alias in zip(served.aliases, payload.aliases, strict=True):
         contract = by_name.get(alias.contract.tool)
         expected = contract.digest_of(alias.contract.version) if contract is not None else None
-        check(held_alias.definition, expected, alias.definition)
-    return digests
+        if expected is None or _sha(held_alias.definition) != expected:
+            differs(held_alias.definition, expected, alias.definition)
+    return others
 
 
 class Checked:

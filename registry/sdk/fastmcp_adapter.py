@@ -74,8 +74,9 @@ from mcp import types
 from mcp.server.subscriptions import SubscriptionBus
 
 from registry.sdk._logging import get_logger
-from registry.sdk._mcp_results import Refusals, Snapshot, refusal
+from registry.sdk._mcp_results import Refusals, Snapshot, project_result, refusal
 from registry.sdk.gate import OnDecision
+from registry.sdk.handlers import HandlerMismatch, HandlerReport, compare_handlers
 from registry.sdk.mcp_adapter import GatedTools, ToolsetSource
 from registry.sdk.toolset import Toolset
 
@@ -124,6 +125,9 @@ class GatedFastMCP(GatedTools):
         self._reporting = False  # set once installed: the boot report runs at server start
         super().__init__(source, **options)
 
+    def _warn_names(self, report: HandlerReport) -> None:
+        """Names on one side only are `report_mismatch`'s (at start and after swaps)."""
+
     @property
     def refusals(self) -> Refusals:
         return self._refusals
@@ -143,48 +147,58 @@ class GatedFastMCP(GatedTools):
         self._reports.add(task)
         task.add_done_callback(self._reports.discard)
 
-    async def _report_logged(self) -> ToolMismatch | None:
+    async def _report_logged(self) -> ToolMismatch | None:  # after a swap
         try:
             return await self.report_mismatch()
         except Exception:
             _log.exception("fastmcp.gate.report_failed")
             return None
 
+    async def _handler_schemas_now(self) -> dict[str, Any]:
+        """The input schema FastMCP parses each tool's arguments with (its
+        pydantic signature), as FastMCP lists it."""
+        return {
+            tool.name: tool.parameters for tool in await self._app.list_tools(run_middleware=False)
+        }
+
+    async def start(self) -> None:
+        """At server start: hold the handlers to the toolset (`HandlerMismatch`,
+        one line per mismatch, stops the server), and name each side's extras."""
+        schemas = await self._handler_schemas_now()
+        try:
+            self.hold_handlers_to(schemas)
+        except HandlerMismatch as exc:
+            for tool, lines in exc.mismatches.items():
+                for line in lines:
+                    _log.error(
+                        "fastmcp.gate.handler_mismatch", message=f"{tool}: {line}", tool=tool
+                    )
+            raise
+
     async def report_mismatch(self) -> ToolMismatch:
         """Compare the tools FastMCP implements with the toolset being served;
-        log a WARNING naming each side's extras; return them."""
+        log a WARNING naming each side's extras; return them. The handler schemas
+        read are those later swaps are held to."""
         toolset = self.snapshot.toolset
-        implemented = {tool.name for tool in await self._app.list_tools(run_middleware=False)}
-        registered = {tool.name for tool in toolset.tools}
-        mismatch = ToolMismatch(
+        schemas = await self._handler_schemas_now()
+        self._handler_schemas = schemas
+        report = compare_handlers(toolset, schemas)
+        for event, message in report.warnings():
+            _log.warning(
+                f"fastmcp.gate.{event}",
+                message=message,
+                namespace=toolset.namespace,
+                tools=list(
+                    report.not_implemented
+                    if event == "tools_not_implemented"
+                    else report.not_registered
+                ),
+            )
+        return ToolMismatch(
             namespace=toolset.namespace,
-            not_implemented=tuple(sorted(registered - implemented)),
-            not_registered=tuple(sorted(implemented - registered)),
+            not_implemented=report.not_implemented,
+            not_registered=report.not_registered,
         )
-        if mismatch.not_implemented:
-            _log.warning(
-                "fastmcp.gate.tools_not_implemented",
-                message=(
-                    f"the registry's toolset of namespace {toolset.namespace!r} holds "
-                    f"{', '.join(mismatch.not_implemented)}, which this FastMCP server "
-                    "does not implement (listed anyway; calls pass the gate and FastMCP "
-                    "answers them 'Unknown tool')"
-                ),
-                namespace=toolset.namespace,
-                tools=list(mismatch.not_implemented),
-            )
-        if mismatch.not_registered:
-            _log.warning(
-                "fastmcp.gate.tools_not_in_registry",
-                message=(
-                    f"this FastMCP server implements {', '.join(mismatch.not_registered)}, "
-                    f"which the registry's toolset of namespace {toolset.namespace!r} "
-                    "does not hold (not listed; calls refused as unknown tools, -32602)"
-                ),
-                namespace=toolset.namespace,
-                tools=list(mismatch.not_registered),
-            )
-        return mismatch
 
 
 class _GateCalls(Middleware):
@@ -204,7 +218,7 @@ class _GateCalls(Middleware):
         # it belongs to the client's own call, not to calls its tool body makes
         meta = request.meta if request is not None and _is_client_tool_call() else None
         protocol_version = request.protocol_version if request is not None else None
-        decision = self._gated.check(call.name, call.arguments, meta)
+        decision = self._gated.decide(call.name, call.arguments, meta)
         if decision.error is not None:
             answer = refusal(decision.error, protocol_version, self._gated.refusals)
             return ToolResult.from_mcp_result(types.CallToolResult.model_validate(answer))
@@ -212,14 +226,33 @@ class _GateCalls(Middleware):
         gated = call.model_copy(update={"name": decision.tool, "arguments": decision.arguments})
         token = _GATED_ARGUMENTS.set(decision.arguments)
         try:
-            return await call_next(context.copy(message=gated))
+            result = await call_next(context.copy(message=gated))
         finally:
             _GATED_ARGUMENTS.reset(token)
+        return _projected(result, protocol_version)
+
+
+def _projected(result: ToolResult, protocol_version: str | None) -> ToolResult:
+    """A tool's result with only the fields of the session's revision (no
+    `structuredContent` before 2025-06-18, ...): the other adapters' projection
+    (registry/sdk/revisions.py). FastMCP's own multi-round-trip results pass."""
+    if type(result) is not ToolResult:
+        return result
+    answer = types.CallToolResult(
+        content=result.content,
+        structured_content=result.structured_content,
+        is_error=result.is_error,
+        _meta=result.meta,
+    )
+    projected = project_result(answer, protocol_version)
+    assert isinstance(projected, dict)
+    return ToolResult.from_mcp_result(types.CallToolResult.model_validate(projected))
 
 
 class _ReportAtStart(Provider):
-    """No components; its lifespan runs the mismatch report when the server
-    starts, after the providers registered before the gate have started."""
+    """No components; its lifespan holds the handlers to the toolset and runs the
+    mismatch report when the server starts, after the providers registered
+    before the gate have started."""
 
     def __init__(self, gated: GatedFastMCP) -> None:
         super().__init__()
@@ -227,6 +260,7 @@ class _ReportAtStart(Provider):
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        await self._gated.start()  # HandlerMismatch: the server does not start
         await self._gated._report_logged()
         yield
 

@@ -14,6 +14,18 @@
 default, never drops or coerces a value; accepted arguments are the caller's
 own object (declared current or nothing declared) or the converter's output.
 
+One rule for undeclared properties, every call and every gate: a call is
+validated against the STRICT form of the version it speaks (registry/sdk/
+strict.py: every object schema whose `additionalProperties` is absent or `true`
+is closed; one whose `additionalProperties` is a schema is a map and keeps its
+keys), whether it declares that version, declares nothing (current), or calls
+an alias (its contract); converted arguments meet the strict form of current.
+So a property the version does not declare (a v4 caller's `extra`, a stale
+caller's renamed `timeout_ms`) is refused naming it, never passed through,
+dropped by a framework or silently ignored. Every `inputSchema` a refusal
+carries, and the schema its text shows, is that strict form: the one a retry
+must meet.
+
 Decision table (the branches in the order `check` takes them). "declared" is
 `_meta.schemaVersion` ("v4", 4 or "4") and/or `_meta.schemaHash` (a digest); a
 call through an alias declares the alias's contract. Versions in `data` are in
@@ -23,9 +35,12 @@ an `isError` tool result (text `model_text`, `structuredContent` from
 registry/sdk/refusals.py) from 2025-11-25 on (adapters: `refusals="auto"`).
 
 Row: inputs -> decision, code reason, `data` beyond reason/tool/declaredVersion/
-currentVersion/retired, action, surface. tests/golden/gate_decisions.json holds
-these rows as language-neutral cases (every SDK runs them); docs/gate.md says
-why the surfaces, the relist rule and the listing TTL are what they are.
+currentVersion/retired, action, surface. Codes, surfaces, actions and every
+word said (message, model text, `data.detail`) come from the refusal catalogue
+registry/sdk/refusals.json, which the TypeScript gate reads too.
+tests/golden/gate_decisions.json holds these rows as language-neutral cases
+(every SDK runs them, words included); docs/gate.md says why the surfaces,
+the relist rule and the listing TTL are what they are.
 
  1. name neither a tool nor an alias -> refuse, -32602 unknown_tool,
     data {reason, tool} only, no action, rpc.
@@ -48,13 +63,14 @@ why the surfaces, the relist rule and the listing TTL are what they are.
     (declared -> current), inputSchema (current's); relist; rpc.
 10. declared never served -> refuse, -31002 schema_version_unknown, + detail;
     no action; rpc.
-11. declared served; arguments invalid under it -> refuse, -32602
-    invalid_arguments, + errors, inputSchema (the declared version's); no
-    action; arg.
-12. declared current; valid -> accept, the caller's own object.
+11. declared served; arguments invalid under its strict form (a property it
+    does not declare included) -> refuse, -32602 invalid_arguments, + errors,
+    inputSchema (the declared version's); no action; arg.
+12. declared current; valid under its strict form -> accept, the caller's own
+    object.
 13. declared older served; a converter's `reject` refuses a value -> refuse,
     -32602 conversion_rejected, + path, value, detail; no action; arg.
-14. declared older served; converted invalid under current -> refuse, -31004
+14. declared older served; converted invalid under strict current -> refuse, -31004
     schema_version_mismatch, + errors; relist; rpc.
 15. declared older served; otherwise -> accept, arguments converted.
 16. nothing declared; the strict form of current accepts -> accept, the
@@ -70,7 +86,7 @@ why the surfaces, the relist rule and the listing TTL are what they are.
     `UngatedGate`, below): a tool or an alias (dispatched to its target) ->
     accept, the caller's own object, whatever it declares, unvalidated and
     unconverted; arguments not an object -> refuse, -32602 invalid_arguments,
-    data {reason, tool} only, no action, rpc; any other name as row 1.
+    data {reason, tool} only, no action, arg; any other name as row 1.
 
 `action: "relist"` is set only where a fresh listing tells the caller something
 new: an older version was inferred (17), the declared version is retired (9),
@@ -83,8 +99,9 @@ forward-dated or forged).
 
 Inference (17, 18) only explains a refusal: it never accepts or converts a
 call (seed 000: a version-less call is never coerced). The strict validators
-of the older versions are compiled on the first refusal that needs them and
-kept for the toolset's life; an accepted call never reaches them. Refusals that
+of the retired versions are compiled on the first refusal that needs them and
+kept for the toolset's life (the served ones are the gate's own); an accepted
+call never reaches them. Refusals that
 a retry can fix carry the contract to retry under (`inputSchema`, `changes`),
 so a client whose listing is cached (2026-07-28 `ttlMs`) needs no re-list.
 
@@ -124,15 +141,19 @@ from registry.sdk._compiled import (
     Served,
     compile_toolset,
     error_details,
-    validation_failure,
     wire,
 )
 from registry.sdk._logging import get_logger
 from registry.sdk.refusals import (
-    conversion_rejected_text,
-    invalid_arguments_text,
+    bullets,
+    caller_name,
+    catalogue_entry,
+    change_lines,
     problems,
-    versionless_text,
+    render,
+    schema_shown,
+    show,
+    summary,
 )
 from registry.sdk.strict import strict_schema
 from registry.sdk.toolset import Toolset
@@ -148,6 +169,7 @@ __all__ = [
     "Declared",
     "Gate",
     "GateError",
+    "refusal_error",
     "strict_schema",
 ]
 
@@ -276,7 +298,7 @@ class Gate:
             alias = self._aliases.get(name)
             if alias is None:
                 return self._finish(
-                    _refuse(name, None, INVALID_PARAMS, f"Unknown tool: {name}", "unknown_tool"),
+                    _refuse(name, None, "unknown_tool", "unknown", None, {"tool": name}),
                     _NOTHING,
                     None,
                 )
@@ -312,15 +334,15 @@ class Gate:
             schema_version=schema_version,
             schema_hash=schema_hash if isinstance(schema_hash, str) else None,
         )
-        problem = None
         if schema_version is not None and version is None:
-            problem = f"schemaVersion {schema_version!r} is not a version (write 'v4', 4 or '4')"
-        elif schema_hash is not None and by_hash is None:
-            problem = f"schemaHash {schema_hash!r} is no version of {tool.name} ever served"
-        elif schema_version is not None and schema_hash is not None and version != by_hash:
-            problem = f"schemaVersion {schema_version!r} and schemaHash (v{by_hash}) disagree"
-        if problem is not None:
-            return self._unknown(tool, declared, problem)
+            return self._unknown(tool, declared, "unreadable", show(schema_version))
+        if schema_hash is not None and by_hash is None:
+            return self._unknown(tool, declared, "hash_unknown", show(schema_hash))
+        if schema_version is not None and schema_hash is not None and version != by_hash:
+            assert by_hash is not None
+            return self._unknown(
+                tool, declared, "disagree", show(schema_version), hashed=wire(by_hash)
+            )
         assert declared.version is not None
         return self._check_declared(tool, declared.version, arguments, declared)
 
@@ -331,28 +353,26 @@ class Gate:
     ) -> Decision:
         current = tool.current.version
         if version in tool.retired:
-            data = _version_data(tool, version, relist=True)
+            data = _version_data(tool, version)
             changes = tool.changes_to_current(version) if version in tool.definitions else []
-            data.update(changes=changes, inputSchema=tool.schema(current))
+            data.update(changes=changes, inputSchema=tool.schema(current, strict=True))
             return self._finish(
                 _refuse(
                     tool.name,
                     current,
-                    SCHEMA_VERSION_RETIRED,
-                    f"{tool.name} v{version} is retired; the current version is v{current}. "
-                    f'Call again declaring schemaVersion "v{current}" with arguments valid '
-                    "under data.inputSchema (a fresh tools/list shows the same contract).",
                     "schema_version_retired",
+                    "retired",
                     data,
+                    _values(tool, declared=wire(version)),
                 ),
                 declared,
                 current,
             )
         served = tool.served.get(version)
         if served is None:
-            return self._unknown(tool, declared, f"{tool.name} v{version} was never served")
+            return self._unknown(tool, declared, "never_served", wire(version))
         if not isinstance(arguments, dict) or not served.validator.is_valid(arguments):
-            return self._invalid(tool, served, arguments, declared, version, None)
+            return self._invalid(tool, served, arguments, declared, None)
         if version == current:
             decision = Decision(True, tool.name, current, arguments)
             if self._logger.isEnabledFor(_DEBUG):
@@ -376,37 +396,30 @@ class Gate:
             return self._finish(Decision(True, tool.name, current, arguments), _NOTHING, current)
         inferred = tool.infer(arguments)
         changes = tool.changes_to_current(inferred) if inferred is not None else []
-        data = _version_data(tool, None, relist=inferred is not None)
+        data = _version_data(tool, None)
         data.update(
             errors=errors,
             inferredVersion=wire(inferred) if inferred is not None else None,
             changes=changes,
-            inputSchema=tool.schema(current),
+            inputSchema=tool.schema(current, strict=True),
         )
-        lines = problems(tool.name, current, errors)
-        wrong = lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else "")
+        lines = problems(tool.name, wire(current), errors, tool.strict_input, arguments)
+        values = _values(
+            tool,
+            problems=bullets(lines),
+            first_problem=summary(lines),
+            schema=schema_shown(tool.strict_input, tool.schema_text(current), errors, changes),
+        )
         if inferred is None:
-            message = (
-                f"{tool.name}: the call declares no schemaVersion and fails strict "
-                f"validation against v{current}: {wrong}"
-            )
+            variant = "unmatched"
         else:
-            state = "retired" if inferred in tool.retired else "still served"
-            message = (
-                f"{tool.name}: the call declares no schemaVersion and its arguments match "
-                f"v{inferred} ({state}), not the current v{current}: {wrong}. Re-issue "
-                f"tools/list, or retry once with arguments valid under data.inputSchema."
+            variant = "inferred_retired" if inferred in tool.retired else "inferred_served"
+            values.update(
+                inferred=wire(inferred),
+                changes=change_lines(wire(inferred), wire(current), changes),
             )
         return self._finish(
-            _refuse(
-                tool.name,
-                current,
-                STRICT_VALIDATION_FAILED,
-                message,
-                "strict_validation_failed",
-                data,
-                versionless_text(tool, errors, inferred, changes),
-            ),
+            _refuse(tool.name, current, "strict_validation_failed", variant, data, values),
             _NOTHING,
             current,
         )
@@ -424,16 +437,16 @@ class Gate:
         if (
             schema_version is not None and _read_version(schema_version) != alias.contract_version
         ) or (schema_hash is not None and schema_hash != alias.contract_digest):
-            data = _alias_data(alias, schema_version if schema_version is not None else schema_hash)
+            said = schema_version if schema_version is not None else schema_hash
+            values = _alias_values(alias, declared=show(said))
             return self._finish(
                 _refuse(
                     tool.name,
                     current,
-                    SCHEMA_VERSION_UNKNOWN,
-                    f"{alias.name} speaks {tool.name} v{alias.contract_version}; the call "
-                    f"declares {schema_version or schema_hash!r}",
                     "schema_version_unknown",
-                    data,
+                    "alias_declares_other",
+                    _alias_data(alias, said),
+                    values,
                 ),
                 declared,
                 current,
@@ -443,19 +456,17 @@ class Gate:
                 _refuse(
                     tool.name,
                     current,
-                    SCHEMA_VERSION_MISMATCH,
-                    f"{alias.name} speaks {tool.name} v{alias.contract_version} and no verified "
-                    f"converter leads from it to the current v{current}; the call is refused "
-                    "rather than run under a contract the caller did not choose.",
                     "schema_version_mismatch",
+                    "alias_unrouted",
                     _alias_data(alias, alias.contract_version),
+                    _alias_values(alias),
                 ),
                 declared,
                 current,
             )
         if not isinstance(arguments, dict) or not alias.validator.is_valid(arguments):
             served = Served(alias.contract_version, alias.validator, alias.ops)
-            return self._invalid(tool, served, arguments, declared, alias.contract_version, alias)
+            return self._invalid(tool, served, arguments, declared, alias)
         return self._convert(
             tool, alias.ops, arguments, declared, alias.contract_version, alias.name
         )
@@ -473,30 +484,28 @@ class Gate:
         try:
             converted = apply(ops, arguments)
         except ConversionRejected as exc:
-            data = _version_data(tool, version, relist=False)
+            data = _version_data(tool, version)
             _name_alias(data, tool, alias, version)
-            data.update(path=exc.path, value=exc.value, detail=exc.message)
+            data.update(path=exc.path, value=exc.value)
+            values = _values(tool, called=alias or tool.name, declared=wire(version))
+            values.update(path=caller_name(exc.path), value=show(exc.value), converter=exc.message)
             return self._finish(
-                _refuse(
-                    tool.name,
-                    current,
-                    CONVERSION_REJECTED,
-                    f"{tool.name}: value {msgspec.json.encode(exc.value).decode()} at {exc.path} "
-                    f"is refused: {exc.message}",
-                    "conversion_rejected",
-                    data,
-                    conversion_rejected_text(
-                        tool, version, exc.path, exc.value, exc.message, alias=alias
-                    ),
-                ),
+                _refuse(tool.name, current, "conversion_rejected", "rejected", data, values),
                 declared,
                 current,
             )
         if not tool.current.validator.is_valid(converted):
-            message, errors = validation_failure(tool.current.validator, converted)
-            data = _version_data(tool, version, relist=True)
+            errors = error_details(tool.current.validator, converted)
+            data = _version_data(tool, version)
             _name_alias(data, tool, alias, version)
             data["errors"] = errors
+            lines = problems(tool.name, wire(current), errors, tool.strict_input, converted)
+            values = _values(
+                tool,
+                called=alias or tool.name,
+                declared=wire(version),
+                first_problem=summary(lines),
+            )
             if version in tool.accepted_from:
                 _log.info("gate.accepted_break", tool=tool.name, declared=version, current=current)
             else:
@@ -505,13 +514,7 @@ class Gate:
                 )
             return self._finish(
                 _refuse(
-                    tool.name,
-                    current,
-                    SCHEMA_VERSION_MISMATCH,
-                    f"{tool.name}: arguments converted from v{version} do not validate against "
-                    f"v{current} ({message}); re-list and call with v{current}.",
-                    "schema_version_mismatch",
-                    data,
+                    tool.name, current, "schema_version_mismatch", "converted_invalid", data, values
                 ),
                 declared,
                 current,
@@ -524,49 +527,56 @@ class Gate:
         served: Served,
         arguments: Any,
         declared: Declared,
-        version: int,
         alias: CompiledAlias | None,
     ) -> Decision:
         current = tool.current.version
-        message, errors = validation_failure(served.validator, arguments)
-        data = _version_data(tool, version, relist=False)
+        version = served.version
+        errors = error_details(served.validator, arguments)
+        data = _version_data(tool, version)
         _name_alias(data, tool, alias.name if alias is not None else None, version)
-        data.update(
-            errors=errors,
-            inputSchema=alias.schema if alias is not None else tool.schema(version),
+        if alias is not None:
+            schema, text = alias.schema, alias.schema_text
+        else:
+            schema, text = tool.schema(version, strict=True), tool.schema_text(version)
+        data.update(errors=errors, inputSchema=schema)
+        lines = problems(tool.name, wire(version), errors, schema, arguments)
+        values = _values(
+            tool,
+            called=alias.name if alias is not None else tool.name,
+            declared=wire(version),
+            problems=bullets(lines),
+            first_problem=summary(lines),
+            schema=schema_shown(schema, text, errors, ()),
         )
         return self._finish(
             _refuse(
                 tool.name,
                 current,
-                INVALID_PARAMS,
-                f"Invalid arguments for {tool.name} v{version}: {message}",
                 "invalid_arguments",
+                "alias" if alias is not None else "declared",
                 data,
-                invalid_arguments_text(
-                    tool, version, errors, alias=alias.name if alias is not None else None
-                ),
+                values,
             ),
             declared,
             current,
         )
 
-    def _unknown(self, tool: CompiledTool, declared: Declared, problem: str) -> Decision:
+    def _unknown(
+        self, tool: CompiledTool, declared: Declared, variant: str, said: str, hashed: str = ""
+    ) -> Decision:
         current = tool.current.version
         shown = declared.schema_version if declared.version is None else declared.version
-        data = _version_data(tool, shown if shown is not None else declared.schema_hash, False)
+        data = _version_data(tool, shown if shown is not None else declared.schema_hash)
         if declared.schema_hash is not None:
             data["declaredHash"] = declared.schema_hash
-        data["detail"] = problem
         return self._finish(
             _refuse(
                 tool.name,
                 current,
-                SCHEMA_VERSION_UNKNOWN,
-                f"{problem}; this server serves {tool.name} "
-                f"{', '.join(f'v{v}' for v in sorted(tool.served))} (current v{current}).",
                 "schema_version_unknown",
+                variant,
                 data,
+                _values(tool, declared=said, hashed=hashed),
             ),
             declared,
             current,
@@ -609,20 +619,32 @@ class Gate:
             _log.exception("gate.on_decision_failed", tool=decision.tool)
 
 
-def _version_data(tool: CompiledTool, declared: Any, relist: bool) -> dict[str, Any]:
-    data: dict[str, Any] = {
+def _version_data(tool: CompiledTool, declared: Any) -> dict[str, Any]:
+    return {
         "tool": tool.name,
         "declaredVersion": _shown(declared),
         "currentVersion": wire(tool.current.version),
         "retired": list(tool.retired_wire),
     }
-    if relist:
-        data["action"] = "relist"
-    return data
+
+
+def _values(tool: CompiledTool, **values: str) -> dict[str, str]:
+    """The template values every refusal of `tool` may name, plus `values`."""
+    return {
+        "tool": tool.name,
+        "called": tool.name,
+        "current": wire(tool.current.version),
+        "served": ", ".join(wire(v) for v in sorted(tool.served)),
+        **values,
+    }
+
+
+def _alias_values(alias: CompiledAlias, **values: str) -> dict[str, str]:
+    return _values(alias.target, called=alias.name, contract=wire(alias.contract_version), **values)
 
 
 def _alias_data(alias: CompiledAlias, declared: Any) -> dict[str, Any]:
-    data = _version_data(alias.target, declared, relist=False)
+    data = _version_data(alias.target, declared)
     _name_alias(data, alias.target, alias.name, alias.contract_version)
     return data
 
@@ -633,14 +655,32 @@ def _name_alias(data: dict[str, Any], tool: CompiledTool, alias: str | None, con
         data.update(tool=alias, target=tool.name, contractVersion=wire(contract))
 
 
+def refusal_error(
+    reason: str, variant: str, data: Mapping[str, Any], values: Mapping[str, str]
+) -> GateError:
+    """The refusal the catalogue (registry/sdk/refusals.json) writes for `reason`
+    and `variant`: its code; `data` with `reason`, the action and the detail; the
+    message; the model's text on the arguments surface. Adapters refusing on the
+    gate's behalf (a handler's mismatch) build theirs here too."""
+    entry = catalogue_entry(reason, variant)
+    payload = {"reason": reason, **data}
+    if entry.action is not None:
+        payload["action"] = entry.action
+    if entry.detail is not None:
+        detail = render(entry.detail, values)
+        payload["detail"] = detail
+        values = {**values, "detail": detail}
+    model_text = render(entry.model_text, values) if entry.model_text is not None else None
+    return GateError(entry.code, render(entry.message, values), payload, model_text)
+
+
 def _refuse(
     tool: str,
     current: int | None,
-    code: int,
-    message: str,
     reason: str,
-    data: dict[str, Any] | None = None,
-    model_text: str | None = None,
+    variant: str,
+    data: dict[str, Any] | None,
+    values: Mapping[str, str],
 ) -> Decision:
-    payload = {"reason": reason, **(data if data is not None else {"tool": tool})}
-    return Decision(False, tool, current, None, GateError(code, message, payload, model_text))
+    error = refusal_error(reason, variant, data if data is not None else {"tool": tool}, values)
+    return Decision(False, tool, current, None, error)

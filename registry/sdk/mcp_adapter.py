@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -106,10 +106,12 @@ from registry.sdk._mcp_results import (
     refusal,
 )
 from registry.sdk.gate import Decision, Gate, OnDecision
+from registry.sdk.handlers import HandlerMismatch, HandlerReport, compare_handlers
 from registry.sdk.toolset import Toolset, ToolsetError
 
 __all__ = [
     "GatedTools",
+    "HandlerMismatch",
     "Refusals",
     "ToolHandler",
     "ToolsetSource",
@@ -184,6 +186,8 @@ class GatedTools:
         self._bus: SubscriptionBus | None = None
         self._tasks: set[asyncio.Task[bool]] = set()
         self._handlers: Mapping[str, ToolHandler] | None = None
+        # the input schemas a framework's own parse holds the handlers to (None: no parse)
+        self._handler_schemas: Mapping[str, Any] | None = None
         self._snapshot = self._compile(self._source.current)  # a bad boot toolset raises
         self._announced = self._snapshot.toolset.digest
         # a source with change callbacks (the sync watcher) announces swaps itself
@@ -213,10 +217,48 @@ class GatedTools:
             input_schemas(toolset),
             {},
         )
+        if self._handler_schemas is not None:
+            snapshot = replace(snapshot, handlers=self._judge_handlers(toolset).checks)
         self._remember(snapshot)
         if self._handlers is not None:
             self._check_handlers(toolset)
         return snapshot
+
+    def _judge_handlers(self, toolset: Toolset) -> HandlerReport:
+        """The framework's handler schemas against `toolset`: one error per mismatch
+        (a live swap cannot stop the server; its calls the handlers cannot take are
+        refused), one warning per side's extra names."""
+        assert self._handler_schemas is not None
+        report = compare_handlers(toolset, self._handler_schemas)
+        for tool, lines in report.mismatches.items():
+            for line in lines:
+                _log.error(
+                    "mcp.gate.handler_mismatch",
+                    message=f"{tool}: {line}",
+                    namespace=toolset.namespace,
+                    tool=tool,
+                )
+        self._warn_names(report)
+        return report
+
+    def _warn_names(self, report: HandlerReport) -> None:
+        """One WARNING per side's extra tool names (FastMCP's adapter reports its own)."""
+        for event, message in report.warnings():
+            _log.warning(f"mcp.gate.{event}", message=message, namespace=report.namespace)
+
+    def hold_handlers_to(self, schemas: Mapping[str, Any]) -> None:
+        """Tell the gate the input schemas the server's framework parses each
+        tool's arguments with (tool name -> JSON Schema, as the framework lists
+        it): raises `HandlerMismatch` (one line per mismatch) when a handler would
+        strip, refuse or change arguments the toolset's current version accepts;
+        on later swaps, such calls are refused instead (registry/sdk/handlers.py)."""
+        self._handler_schemas = dict(schemas)
+        snapshot = self.snapshot
+        report = compare_handlers(snapshot.toolset, self._handler_schemas)
+        report.raise_if_mismatched()
+        self._warn_names(report)
+        self._snapshot = replace(snapshot, handlers=report.checks)
+        self._remember(self._snapshot)
 
     def _remember(self, snapshot: Snapshot) -> None:
         self._snapshots[snapshot.toolset.digest] = snapshot
@@ -284,10 +326,15 @@ class GatedTools:
     # ------------------------------------------------------------ tools/list
 
     def list_tools(
-        self, cursor: str | None = None, *, protocol_version: str | None = None
+        self,
+        cursor: str | None = None,
+        *,
+        protocol_version: str | None = None,
+        only: Container[str] | None = None,
     ) -> dict[str, Any]:
         """One page of the listing as the session's revision defines it (wire
-        form); a cursor continues the snapshot it came from."""
+        form); a cursor continues the snapshot it came from. `only`: the names
+        that may be listed (`registry proxy`: what the upstream really serves)."""
         if cursor is None:
             snapshot, offset = self.snapshot, 0
         else:
@@ -302,6 +349,8 @@ class GatedTools:
                 )
             snapshot = found
         listing = snapshot.listing(protocol_version)
+        if only is not None:
+            listing = tuple(tool for tool in listing if tool["name"] in only)
         page = listing[offset : offset + self._page_size]
         end = offset + len(page)
         result: dict[str, Any] = {"tools": list(page)}
@@ -319,12 +368,15 @@ class GatedTools:
 
     # ------------------------------------------------------------ tools/call
 
+    def decide(self, name: str, arguments: Any, meta: Mapping[str, Any] | None = None) -> Decision:
+        """`Gate.check` on the current snapshot, then the handler check where the
+        server's framework parses the arguments again (`hold_handlers_to`)."""
+        return self.snapshot.decide(name, arguments, meta)
+
     def _decide(self, ctx: ServerRequestContext[Any, Any], name: str) -> Decision:
         raw = ctx.params if isinstance(ctx.params, Mapping) else {}
         meta = raw.get("_meta")
-        return self.gate.check(
-            name, raw.get("arguments"), meta if isinstance(meta, Mapping) else None
-        )
+        return self.decide(name, raw.get("arguments"), meta if isinstance(meta, Mapping) else None)
 
     def _dispatch_to_handlers(self, handlers: Mapping[str, ToolHandler]) -> _Dispatch:
         async def dispatch(
@@ -591,8 +643,14 @@ def gate_mcpserver(
     `@app.tool(name=...)` under the toolset's names) receive the calls the gate
     accepts, bound by the framework from the converted arguments.
 
-    Register every tool before calling this. `subscriptions` defaults to the
-    app's own subscription bus (the one `MCPServer(subscriptions=...)` got).
+    Register every tool before calling this: MCPServer parses each call's
+    arguments with the tool's signature (pydantic, which drops keys it lacks and
+    fills its Python defaults), so this raises `HandlerMismatch`, one line per
+    mismatch, when a signature would strip, refuse or change arguments the
+    toolset's current version accepts (registry/sdk/handlers.py); after a swap
+    such calls are refused (-31004 `handler_mismatch`). `subscriptions`
+    defaults to the app's own subscription bus (the one
+    `MCPServer(subscriptions=...)` got).
     """
     # MCPServer keeps its low-level server and bus private (the SDK's own
     # in-memory transport reaches for `_lowlevel_server` the same way)
@@ -608,6 +666,8 @@ def gate_mcpserver(
         refusals=refusals,
     )
     gated.install(server, subscriptions=bus)
+    # the schemas MCPServer parses each tool's arguments with (its pydantic signature)
+    gated.hold_handlers_to({t.name: t.parameters for t in app._tool_manager.list_tools()})
     return gated
 
 

@@ -23,10 +23,14 @@ _UNEVALUATED_DIALECTS = (
 )
 
 
-def strict_schema(schema: Any) -> Any:
+def strict_schema(schema: Any, *, close_true: bool = True) -> Any:
     """A copy of `schema` in which every object schema whose
     `additionalProperties` is absent or true is closed; an object whose
     `additionalProperties` is a schema is a map and keeps its keys.
+
+    `close_true=False` keeps an explicit `additionalProperties: true` open (a
+    framework's handler schema: pydantic lists `dict[str, Any]` so, and takes
+    any key there) and closes only the objects that leave it out.
 
     An object schema composed with `allOf`/`anyOf`/`oneOf`/`then`/`else`
     (properties spread over branches) is closed once with
@@ -37,7 +41,7 @@ def strict_schema(schema: Any) -> Any:
     result = copy.deepcopy(schema)
     dialect = result.get("$schema", "") if isinstance(result, dict) else ""
     unevaluated = not dialect or str(dialect).startswith(_UNEVALUATED_DIALECTS)
-    _close(result, unevaluated, in_place=False)
+    _close(result, unevaluated, in_place=False, close_true=close_true)
     return result
 
 
@@ -63,12 +67,14 @@ def _has_object_branch(node: dict[str, Any]) -> bool:
     )
 
 
-def _close(node: Any, unevaluated: bool, *, in_place: bool) -> None:
+def _close(node: Any, unevaluated: bool, *, in_place: bool, close_true: bool) -> None:
     if not isinstance(node, dict):
         return
     composed = unevaluated and _has_object_branch(node)
     additional = node.get("additionalProperties", True)
-    if in_place or composed:
+    if not close_true and node.get("additionalProperties") is True:
+        pass  # open on purpose: left as it is
+    elif in_place or composed:
         # closed by the enclosing unevaluatedProperties: an explicit `true`
         # would mark every property evaluated and open it again
         if additional is True:
@@ -78,21 +84,26 @@ def _close(node: Any, unevaluated: bool, *, in_place: bool) -> None:
     elif _objectish(node) and additional is True:
         node["additionalProperties"] = False
     for branch in _branches(node):
-        _close(branch, unevaluated, in_place=composed or in_place)
+        _close(branch, unevaluated, in_place=composed or in_place, close_true=close_true)
     for key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
         children = node.get(key)
         if isinstance(children, dict):
             for child in children.values():
-                _close(child, unevaluated, in_place=key == "dependentSchemas" and composed)
+                _close(
+                    child,
+                    unevaluated,
+                    in_place=key == "dependentSchemas" and composed,
+                    close_true=close_true,
+                )
     for key in ("items", "additionalItems", "unevaluatedItems"):
         child = node.get(key)
         if isinstance(child, list):
             for item in child:
-                _close(item, unevaluated, in_place=False)
+                _close(item, unevaluated, in_place=False, close_true=close_true)
         else:
-            _close(child, unevaluated, in_place=False)
+            _close(child, unevaluated, in_place=False, close_true=close_true)
     if isinstance(node.get("prefixItems"), list):
         for item in node["prefixItems"]:
-            _close(item, unevaluated, in_place=False)
+            _close(item, unevaluated, in_place=False, close_true=close_true)
     if isinstance(node.get("additionalProperties"), dict):
-        _close(node["additionalProperties"], unevaluated, in_place=False)
+        _close(node["additionalProperties"], unevaluated, in_place=False, close_true=close_true)

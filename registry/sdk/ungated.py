@@ -7,10 +7,11 @@ Every call to a listed tool (or an alias, dispatched to its target) is accepted
 with the caller's own arguments, whatever version it declares: no version
 check, no validation, no conversion (the MCP framework still validates against
 what it lists). Only a name that is neither a tool nor an alias (-32602
-unknown_tool) and arguments that are not an object (-32602 invalid_arguments)
-are refused. `on_decision` still hears every call with what it declared, so
-usage counts keep attributing calls to versions. A gated namespace's `Gate`
-is untouched: its `check` has no branch for this.
+unknown_tool) and arguments that are not an object (-32602 invalid_arguments,
+a refusal of the arguments: an `isError` result from 2025-11-25 on) are
+refused. `on_decision` still hears every call with what it declared, so usage
+counts keep attributing calls to versions. A gated namespace's `Gate` is
+untouched: its `check` has no branch for this.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from registry.sdk._compiled import CompiledAlias, CompiledTool
 from registry.sdk.gate import (
     _DEBUG,
     _NOTHING,
-    INVALID_PARAMS,
     Decision,
     Declared,
     Gate,
@@ -59,7 +59,7 @@ class UngatedGate(Gate):
             entry = self.toolset.tool(alias.target) if alias is not None else None
             if alias is None or entry is None:
                 return self._finish(
-                    _refuse(name, None, INVALID_PARAMS, f"Unknown tool: {name}", "unknown_tool"),
+                    _refuse(name, None, "unknown_tool", "unknown", None, {"tool": name}),
                     _NOTHING,
                     None,
                 )
@@ -82,9 +82,10 @@ class UngatedGate(Gate):
                 _refuse(
                     entry.name,
                     entry.current,
-                    INVALID_PARAMS,
-                    f"Invalid arguments for {entry.name}: arguments must be a JSON object",
                     "invalid_arguments",
+                    "not_an_object",
+                    None,
+                    {"tool": entry.name},
                 ),
                 declared,
                 entry.current,

@@ -203,7 +203,11 @@ class SchemaValidator:
                     return []
                 if self.is_valid(instance):  # the reference accepts: its verdict stands
                     return []
-                return [_rs_detail(e) for e in islice(compiled.iter_errors(instance), limit)]
+                details = [_rs_detail(e) for e in islice(compiled.iter_errors(instance), limit)]
+                if not any(_unnamed(d) for d in details):
+                    return details
+                # jsonschema-rs reports `additionalProperties: false` without
+                # `properties` as a false schema, naming no property: the reference does
             except Exception:  # not data it can read: the reference explains
                 pass
         return [_python_detail(e) for e in islice(self.python.iter_errors(instance), limit)]
@@ -252,6 +256,14 @@ def _python_detail(error: ValidationError) -> dict[str, Any]:
     return out
 
 
+def _unnamed(detail: Mapping[str, Any]) -> bool:
+    """An undeclared-property error that does not name the properties."""
+    return detail["keyword"] in _UNDECLARED and not detail.get("unexpected")
+
+
+_UNDECLARED = ("additionalProperties", "unevaluatedProperties")
+
+
 def _rs_detail(error: Any) -> dict[str, Any]:
     schema_path = list(error.schema_path)
     keyword = schema_path[-1] if schema_path and isinstance(schema_path[-1], str) else ""
@@ -262,7 +274,7 @@ def _rs_detail(error: Any) -> dict[str, Any]:
         "schemaPath": pointer(schema_path),
     }
     unexpected = getattr(error.kind, "unexpected", None)
-    if keyword in ("additionalProperties", "unevaluatedProperties") and unexpected:
+    if keyword in _UNDECLARED and unexpected:
         out["unexpected"] = sorted(str(name) for name in unexpected)
     return out
 

@@ -6,6 +6,9 @@
   seam, lifecycle, converters, aliases, capabilities, tokens), each audited.
 * `records`: the Structs those functions take and return, and the store's errors.
 * `listen`: `ToolsetListener`, LISTEN on `toolset_changed` with reconnection.
+* `transfer`: export and import of every record, streamed (`registry.export_format`);
+  `modes`: the registry's and each namespace's mode; `replicas`: each replica's
+  clock and limits; `health`: what `registry doctor` reads.
 
 Importing this package needs the `[server]` extra (asyncpg).
 """

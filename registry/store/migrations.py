@@ -15,6 +15,13 @@ Every runner takes one session-level advisory lock for the whole run, so
 replicas starting together serialise: the first applies, the others then find
 nothing to do.
 
+Migrations run while older replicas serve (docs/operations.md, "Upgrades").
+A migration that changes a table waits for a lock on it, and while it waits
+every later query on that table queues behind it: so each migration runs
+with `lock_timeout` (`LOCK_TIMEOUT` seconds), and one that cannot get its
+locks in time is rolled back and tried again (`LOCK_ATTEMPTS` times in all)
+rather than stall the replicas' reads for as long as a long transaction lasts.
+
 Where the files are found, first match wins:
 
 1. the `directory` argument, or the `REGISTRY_MIGRATIONS_DIR` environment variable;
@@ -27,6 +34,7 @@ Where the files are found, first match wins:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -42,6 +50,8 @@ import msgspec
 from registry.store._db import Connection, Db
 
 __all__ = [
+    "LOCK_ATTEMPTS",
+    "LOCK_TIMEOUT",
     "MIGRATIONS_ENV",
     "Migration",
     "MigrationError",
@@ -58,6 +68,8 @@ MIGRATIONS_ENV: Final = "REGISTRY_MIGRATIONS_DIR"
 _LOCK_KEY: Final = 8243108395577799289
 _NAME = re.compile(r"^([0-9]{4})_[A-Za-z0-9_.-]+\.sql$")
 _DATA_SUBDIR = Path("share") / "mcp-tool-registry" / "migrations"
+LOCK_TIMEOUT: Final = 5.0  # seconds a migration may wait for a lock before it is retried
+LOCK_ATTEMPTS: Final = 3
 
 _CREATE_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -187,25 +199,69 @@ async def at_head(conn: Db, directory: str | os.PathLike[str] | None = None) -> 
 async def migrate(
     db: Db | str,
     directory: str | os.PathLike[str] | None = None,
+    *,
+    lock_timeout: float = LOCK_TIMEOUT,
+    attempts: int = LOCK_ATTEMPTS,
 ) -> list[str]:
     """Apply the pending migrations; returns the names applied by this call.
 
-    `db` is a connection (not inside a transaction), a pool or a DSN.
+    `db` is a connection (not inside a transaction), a pool or a DSN. Each migration
+    waits at most `lock_timeout` seconds for a lock, `attempts` times.
     """
     migrations = load_migrations(directory)
+    run = _Run(lock_timeout, attempts)
     if isinstance(db, str):
         conn = await asyncpg.connect(db)
         try:
-            return await _migrate(conn, migrations)
+            return await _migrate(conn, migrations, run)
         finally:
             await conn.close()
     if isinstance(db, asyncpg.Pool):
         async with db.acquire() as acquired:
-            return await _migrate(acquired, migrations)
-    return await _migrate(db, migrations)
+            return await _migrate(acquired, migrations, run)
+    return await _migrate(db, migrations, run)
 
 
-async def _migrate(conn: Connection, migrations: Sequence[Migration]) -> list[str]:
+class _Run(msgspec.Struct, frozen=True):
+    lock_timeout: float
+    attempts: int
+
+
+async def _apply(conn: Connection, migration: Migration, run: _Run) -> None:
+    """One migration in its own transaction, retried when it waits too long for a lock."""
+    for attempt in range(1, run.attempts + 1):
+        try:
+            async with conn.transaction():
+                await conn.execute(
+                    "SELECT set_config('lock_timeout', $1, true)",
+                    f"{max(int(run.lock_timeout * 1000), 1)}ms",
+                )
+                await conn.execute(migration.sql)
+                await conn.execute(
+                    "INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)",
+                    migration.name,
+                    migration.checksum,
+                )
+            return
+        except asyncpg.LockNotAvailableError as exc:
+            if attempt == run.attempts:
+                raise MigrationError(
+                    f"migration {migration.name} waited {run.lock_timeout:g} s for a lock "
+                    f"{run.attempts} times ({exc}): a long transaction holds a table it "
+                    "changes; nothing of it was applied: run the migrations again"
+                ) from exc
+            await asyncio.sleep(run.lock_timeout)
+        except asyncpg.InsufficientPrivilegeError as exc:
+            raise MigrationError(
+                f"migration {migration.name} is pending and this database role may not "
+                f"apply it ({exc}): run `registry migrate` with the owner role's URL "
+                "(deploy/README.md, 'The database roles')"
+            ) from exc
+        except asyncpg.PostgresError as exc:
+            raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
+
+
+async def _migrate(conn: Connection, migrations: Sequence[Migration], run: _Run) -> list[str]:
     if conn.is_in_transaction():
         raise MigrationError("migrate() needs a connection outside any transaction")
     await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
@@ -223,22 +279,7 @@ async def _migrate(conn: Connection, migrations: Sequence[Migration]) -> list[st
         pending = _plan(migrations, await applied_migrations(conn))
         done: list[str] = []
         for migration in pending:
-            try:
-                async with conn.transaction():
-                    await conn.execute(migration.sql)
-                    await conn.execute(
-                        "INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)",
-                        migration.name,
-                        migration.checksum,
-                    )
-            except asyncpg.InsufficientPrivilegeError as exc:
-                raise MigrationError(
-                    f"migration {migration.name} is pending and this database role may not "
-                    f"apply it ({exc}): run `registry migrate` with the owner role's URL "
-                    "(deploy/README.md, 'The database roles')"
-                ) from exc
-            except asyncpg.PostgresError as exc:
-                raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
+            await _apply(conn, migration, run)
             done.append(migration.name)
         return done
     finally:

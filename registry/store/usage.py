@@ -28,6 +28,7 @@ __all__ = [
     "record_usage",
     "usage_rows",
     "version_states",
+    "versions_never_had",
 ]
 
 BUCKET: Final = timedelta(hours=1)
@@ -105,6 +106,32 @@ async def record_usage(
             list(merged.values()),
         )
     return {row["tool"] for row in rows}
+
+
+_NEVER_HAD = """
+SELECT DISTINCT c.tool, c.version
+FROM unnest($2::text[], $3::integer[]) AS c (tool, version)
+JOIN tools t ON t.namespace = $1 AND t.name = c.tool
+WHERE NOT EXISTS (
+    SELECT 1 FROM versions v WHERE v.namespace = $1 AND v.tool = c.tool AND v.version = c.version
+)
+ORDER BY c.tool, c.version
+"""
+
+
+async def versions_never_had(
+    db: Db, namespace: str, pairs: Iterable[tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """The (tool, version) pairs naming a tool of the namespace at a version it never
+    had (versions are never deleted: one it had, it has). Tools it lacks are not judged."""
+    pairs = list(pairs)
+    if not pairs:
+        return []
+    async with connection(db) as conn:
+        rows = await conn.fetch(
+            _NEVER_HAD, namespace, [tool for tool, _ in pairs], [v for _, v in pairs]
+        )
+    return [(row["tool"], row["version"]) for row in rows]
 
 
 _ROWS = """

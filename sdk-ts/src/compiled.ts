@@ -1,12 +1,15 @@
 /**
  * The gate's compiled toolset (registry/sdk/_compiled.py): validators built
- * once per toolset for what accepted calls need (served versions, the strict
- * form of current, alias contracts); what only a refusal needs (the strict
- * validators of older versions, schema texts) is built on first use.
+ * once per toolset for what accepted calls need (served versions, current,
+ * alias contracts), each of the strict form of its schema: a call is judged
+ * by the strict form of the version it speaks, declared or not. What only a
+ * refusal needs (the strict validators of retired versions, schema texts) is
+ * built on first use.
  */
 
 import type { Op } from "./converters.js";
 import { digest } from "./canonical.js";
+import { show } from "./refusals.js";
 import { strictSchema } from "./strict.js";
 import type { AliasEntry, ContractChange, JsonObject, RouteStep, ToolEntry, Toolset } from "./toolset.js";
 import { ToolsetError } from "./toolset.js";
@@ -30,6 +33,7 @@ function interned(text: string): string {
 
 export interface Served {
   readonly version: number;
+  /** Of the strict form of the version's input schema. */
   readonly validator: SchemaValidator;
   readonly ops: readonly Op[];
 }
@@ -55,6 +59,8 @@ export class CompiledTool {
   readonly spellings: ReadonlyMap<string, number>;
   /** Every served and retired version whose definition the toolset carries. */
   readonly definitions: ReadonlyMap<number, JsonObject>;
+  /** Served versions whose route crosses a break accepted on purpose (no converter). */
+  readonly acceptedFrom: ReadonlySet<number>;
   /** What an accepted call needs, in one small object: the gate's hot path. */
   readonly hot: {
     readonly name: string;
@@ -66,7 +72,8 @@ export class CompiledTool {
   };
   private readonly carried: ReadonlyMap<number, readonly ContractChange[]>;
   private older: Array<[number, SchemaValidator]> | undefined;
-  private readonly schemaTexts = new Map<string, string>();
+  private readonly strictSchemas = new Map<number, unknown>();
+  private readonly schemaTexts = new Map<number, string>();
 
   constructor(
     entry: ToolEntry,
@@ -75,16 +82,18 @@ export class CompiledTool {
     this.name = entry.name;
     const served = new Map<number, Served>();
     for (const v of entry.versions) {
+      const strict = strictSchema(inputSchema(v.definition));
+      this.strictSchemas.set(v.version, strict);
       served.set(v.version, {
         version: v.version,
-        validator: compiler.validator(inputSchema(v.definition), `${entry.name} v${v.version}`),
+        validator: compiler.validator(strict, `${entry.name} v${v.version}`),
         ops: flatten(v.route),
       });
     }
     this.served = served;
     this.current = served.get(entry.current)!;
-    this.strictInput = strictSchema(inputSchema(entry.versions[0]!.definition));
-    this.strict = compiler.validator(this.strictInput, `${entry.name} v${entry.current} (strict)`);
+    this.strictInput = this.strictSchemas.get(entry.current);
+    this.strict = this.current.validator;
     this.hot = {
       name: entry.name,
       version: entry.current,
@@ -116,20 +125,26 @@ export class CompiledTool {
     }
     this.definitions = definitions;
     this.carried = carried;
+    this.acceptedFrom = new Set(entry.versions.filter((v) => v.route.some((step) => step.accepted)).map((v) => v.version));
   }
 
-  /** The input schema of `version`; `strict` (current only): its strict form. */
+  /** The input schema of `version` as published; `strict`: its strict form, the one the gate applies (cached). */
   schema(version: number, strict = false): unknown {
-    if (strict && version === this.current.version) return this.strictInput;
-    return inputSchema(this.definitions.get(version)!);
+    if (!strict) return inputSchema(this.definitions.get(version)!);
+    let found = this.strictSchemas.get(version);
+    if (found === undefined) {
+      found = strictSchema(this.schema(version));
+      this.strictSchemas.set(version, found);
+    }
+    return found;
   }
 
-  schemaText(version: number, strict = false): string {
-    const key = `${version}/${strict}`;
-    let text = this.schemaTexts.get(key);
+  /** The strict input schema of `version` as compact JSON (cached). */
+  schemaText(version: number): string {
+    let text = this.schemaTexts.get(version);
     if (text === undefined) {
-      text = JSON.stringify(this.schema(version, strict));
-      this.schemaTexts.set(key, text);
+      text = show(this.schema(version, true));
+      this.schemaTexts.set(version, text);
     }
     return text;
   }
@@ -150,7 +165,7 @@ export class CompiledTool {
       for (const version of versions) {
         if (version === this.current.version) continue;
         try {
-          built.push([version, this.compiler.validator(strictSchema(this.schema(version)), `${this.name} v${version} (strict)`)]);
+          built.push([version, this.compiler.validator(this.schema(version, true), `${this.name} v${version} (strict)`)]);
         } catch (error) {
           // a retired definition no validator reads: it can name no call
           if (!(error instanceof ToolsetError)) throw error;
@@ -172,13 +187,16 @@ export interface CompiledAlias {
   readonly target: CompiledTool;
   readonly contractVersion: number;
   readonly contractDigest: string;
+  /** Of the strict form of the contract's input schema. */
   readonly validator: SchemaValidator;
   readonly ops: readonly Op[] | null;
+  /** The strict form of the contract's input schema (what the gate applies). */
   readonly schema: unknown;
+  readonly schemaText: string;
 }
 
 function compileAlias(entry: AliasEntry, target: CompiledTool, compiler: Compiler): CompiledAlias {
-  const schema = inputSchema(entry.definition);
+  const schema = strictSchema(inputSchema(entry.definition));
   return {
     name: entry.name,
     target,
@@ -187,6 +205,7 @@ function compileAlias(entry: AliasEntry, target: CompiledTool, compiler: Compile
     validator: compiler.validator(schema, `alias ${entry.name}`),
     ops: entry.route === null ? null : flatten(entry.route),
     schema,
+    schemaText: show(schema),
   };
 }
 
@@ -212,12 +231,4 @@ export function errorDetails(validator: SchemaValidator, instance: unknown): Err
     return [{ path: "", keyword: "type", message: "arguments must be an object", schemaPath: "" }];
   }
   return validator.explain(instance, MAX_ERRORS);
-}
-
-/** (one-line message, error details) of an instance `validator` refuses. */
-export function validationFailure(validator: SchemaValidator, instance: unknown): [string, ErrorDetail[]] {
-  const errors = errorDetails(validator, instance);
-  const first = errors[0] ?? { path: "", message: "refused" };
-  const located = first.path ? ` at ${first.path}` : "";
-  return [`${first.message}${located}`, errors];
 }

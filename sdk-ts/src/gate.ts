@@ -24,19 +24,20 @@
  */
 
 import { apply, ConversionRejected, type Op } from "./converters.js";
-import {
-  compileToolset,
-  type CompiledAlias,
-  type CompiledTool,
-  errorDetails,
-  type Served,
-  validationFailure,
-  wire,
-} from "./compiled.js";
+import { compileToolset, type CompiledAlias, type CompiledTool, errorDetails, type Served, wire } from "./compiled.js";
 import { type Logger, stderrLogger } from "./logging.js";
-import { conversionRejectedText, invalidArgumentsText, problems, versionlessText } from "./refusals.js";
+import {
+  bullets,
+  callerName,
+  catalogueEntry,
+  changeLines,
+  problems,
+  render,
+  schemaShown,
+  show,
+  summary,
+} from "./refusals.js";
 import type { Toolset } from "./toolset.js";
-import type { ErrorDetail } from "./validators.js";
 
 export const SCHEMA_VERSION_RETIRED = -31001;
 export const SCHEMA_VERSION_UNKNOWN = -31002;
@@ -116,20 +117,27 @@ function shown(value: unknown): unknown {
   return version !== null ? wire(version) : value ?? null;
 }
 
-/** A value as Python's repr() writes it in the Python gate's sentences. */
-function repr(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : JSON.stringify(value) ?? String(value);
-}
-
-function versionData(tool: CompiledTool, declared: unknown, relist: boolean): Record<string, unknown> {
-  const data: Record<string, unknown> = {
+function versionData(tool: CompiledTool, declared: unknown): Record<string, unknown> {
+  return {
     tool: tool.name,
     declaredVersion: shown(declared),
     currentVersion: wire(tool.current.version),
     retired: [...tool.retiredWire],
   };
-  if (relist) data.action = "relist";
-  return data;
+}
+
+/** The template values every refusal of `tool` may name, plus `values`. */
+function values(tool: CompiledTool, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    tool: tool.name,
+    called: tool.name,
+    current: wire(tool.current.version),
+    served: [...tool.served.keys()]
+      .sort((a, b) => a - b)
+      .map(wire)
+      .join(", "),
+    ...more,
+  };
 }
 
 /** A refusal of a call through an alias names the alias, its target and contract. */
@@ -138,22 +146,46 @@ function nameAlias(data: Record<string, unknown>, tool: CompiledTool, alias: str
 }
 
 function aliasData(alias: CompiledAlias, declared: unknown): Record<string, unknown> {
-  const data = versionData(alias.target, declared, false);
+  const data = versionData(alias.target, declared);
   nameAlias(data, alias.target, alias.name, alias.contractVersion);
   return data;
+}
+
+/**
+ * The refusal the catalogue (refusals.json) writes for `reason` and
+ * `variant`: its code; `data` with `reason`, the action and the detail; the
+ * message; the model's text on the arguments surface. Adapters refusing on
+ * the gate's behalf (a handler's mismatch) build theirs here too.
+ */
+export function refusalError(
+  reason: string,
+  variant: string,
+  data: Readonly<Record<string, unknown>>,
+  given: Readonly<Record<string, string>>,
+): GateError {
+  const entry = catalogueEntry(reason, variant);
+  const payload: Record<string, unknown> = { reason, ...data };
+  if (entry.action !== null) payload.action = entry.action;
+  let texts = given;
+  if (entry.detail !== null) {
+    const detail = render(entry.detail, given);
+    payload.detail = detail;
+    texts = { ...given, detail };
+  }
+  const modelText = entry.modelText !== null ? render(entry.modelText, texts) : null;
+  return { code: entry.code, message: render(entry.message, texts), data: payload, modelText };
 }
 
 function refuse(
   tool: string,
   current: number | null,
-  code: number,
-  message: string,
   reason: string,
-  data?: Record<string, unknown>,
-  modelText: string | null = null,
+  variant: string,
+  data: Record<string, unknown> | null,
+  given: Record<string, string>,
 ): Decision {
-  const payload = { reason, ...(data ?? { tool }) };
-  return { accepted: false, tool, version: current, arguments: null, error: { code, message, data: payload, modelText } };
+  const error = refusalError(reason, variant, data ?? { tool }, given);
+  return { accepted: false, tool, version: current, arguments: null, error };
 }
 
 /**
@@ -242,7 +274,7 @@ export class Gate {
   private checkOther(name: string, args: unknown, meta: unknown): Decision {
     const alias = this.aliases.get(name);
     if (alias === undefined) {
-      return this.finish(refuse(name, null, INVALID_PARAMS, `Unknown tool: ${name}`, "unknown_tool"), NOTHING);
+      return this.finish(refuse(name, null, "unknown_tool", "unknown", null, { tool: name }), NOTHING);
     }
     return this.checkAlias(alias, args, meta);
   }
@@ -279,15 +311,11 @@ export class Gate {
       schemaHash: typeof schemaHash === "string" ? schemaHash : null,
       alias: null,
     };
-    let problem: string | null = null;
-    if (schemaVersion !== undefined && version === null) {
-      problem = `schemaVersion ${repr(schemaVersion)} is not a version (write 'v4', 4 or '4')`;
-    } else if (schemaHash !== undefined && byHash === null) {
-      problem = `schemaHash ${repr(schemaHash)} is no version of ${tool.name} ever served`;
-    } else if (schemaVersion !== undefined && schemaHash !== undefined && version !== byHash) {
-      problem = `schemaVersion ${repr(schemaVersion)} and schemaHash (v${byHash}) disagree`;
+    if (schemaVersion !== undefined && version === null) return this.unknown(tool, declared, "unreadable", show(schemaVersion));
+    if (schemaHash !== undefined && byHash === null) return this.unknown(tool, declared, "hash_unknown", show(schemaHash));
+    if (schemaVersion !== undefined && schemaHash !== undefined && version !== byHash) {
+      return this.unknown(tool, declared, "disagree", show(schemaVersion), wire(byHash!));
     }
-    if (problem !== null) return this.unknown(tool, declared, problem);
     return this.checkDeclared(tool, declared.version!, argumentsObject, declared);
   }
 
@@ -296,27 +324,18 @@ export class Gate {
   private checkDeclared(tool: CompiledTool, version: number, args: unknown, declared: Declared): Decision {
     const current = tool.current.version;
     if (tool.retired.has(version)) {
-      const data = versionData(tool, version, true);
+      const data = versionData(tool, version);
       const changes = tool.definitions.has(version) ? tool.changesToCurrent(version) : [];
-      Object.assign(data, { changes, inputSchema: tool.schema(current) });
+      Object.assign(data, { changes, inputSchema: tool.schema(current, true) });
       return this.finish(
-        refuse(
-          tool.name,
-          current,
-          SCHEMA_VERSION_RETIRED,
-          `${tool.name} v${version} is retired; the current version is v${current}. ` +
-            `Call again declaring schemaVersion "v${current}" with arguments valid ` +
-            "under data.inputSchema (a fresh tools/list shows the same contract).",
-          "schema_version_retired",
-          data,
-        ),
+        refuse(tool.name, current, "schema_version_retired", "retired", data, values(tool, { declared: wire(version) })),
         declared,
       );
     }
     const served = tool.served.get(version);
-    if (served === undefined) return this.unknown(tool, declared, `${tool.name} v${version} was never served`);
+    if (served === undefined) return this.unknown(tool, declared, "never_served", wire(version));
     if (!isPlainObject(args) || !served.validator.isValid(args)) {
-      return this.invalid(tool, served, args, declared, version, null);
+      return this.invalid(tool, served, args, declared, null);
     }
     if (version === current) {
       const decision: Decision = { accepted: true, tool: tool.name, version: current, arguments: args, error: null };
@@ -337,39 +356,25 @@ export class Gate {
     }
     const inferred = tool.infer(args);
     const changes = inferred !== null ? tool.changesToCurrent(inferred) : [];
-    const data = versionData(tool, null, inferred !== null);
+    const data = versionData(tool, null);
     Object.assign(data, {
       errors,
       inferredVersion: inferred !== null ? wire(inferred) : null,
       changes,
-      inputSchema: tool.schema(current),
+      inputSchema: tool.schema(current, true),
     });
-    const lines = problems(tool.name, current, errors);
-    const wrong = lines[0] + (lines.length > 1 ? ` (and ${lines.length - 1} more)` : "");
-    let message: string;
-    if (inferred === null) {
-      message =
-        `${tool.name}: the call declares no schemaVersion and fails strict ` +
-        `validation against v${current}: ${wrong}`;
-    } else {
-      const state = tool.retired.has(inferred) ? "retired" : "still served";
-      message =
-        `${tool.name}: the call declares no schemaVersion and its arguments match ` +
-        `v${inferred} (${state}), not the current v${current}: ${wrong}. Re-issue ` +
-        "tools/list, or retry once with arguments valid under data.inputSchema.";
+    const lines = problems(tool.name, wire(current), errors, tool.strictInput, args);
+    const given = values(tool, {
+      problems: bullets(lines),
+      first_problem: summary(lines),
+      schema: schemaShown(tool.strictInput, tool.schemaText(current), errors, changes),
+    });
+    let variant = "unmatched";
+    if (inferred !== null) {
+      variant = tool.retired.has(inferred) ? "inferred_retired" : "inferred_served";
+      Object.assign(given, { inferred: wire(inferred), changes: changeLines(wire(inferred), wire(current), changes) });
     }
-    return this.finish(
-      refuse(
-        tool.name,
-        current,
-        STRICT_VALIDATION_FAILED,
-        message,
-        "strict_validation_failed",
-        data,
-        versionlessText(tool, errors, inferred, changes),
-      ),
-      NOTHING,
-    );
+    return this.finish(refuse(tool.name, current, "strict_validation_failed", variant, data, given), NOTHING);
   }
 
   private checkAlias(alias: CompiledAlias, args: unknown, meta: unknown): Decision {
@@ -379,21 +384,17 @@ export class Gate {
     const argumentsObject = args ?? {};
     const schemaVersion = isPlainObject(meta) ? meta.schemaVersion ?? undefined : undefined;
     const schemaHash = isPlainObject(meta) ? meta.schemaHash ?? undefined : undefined;
+    const given = (): Record<string, string> => values(tool, { called: alias.name, contract: wire(alias.contractVersion) });
     if (
       (schemaVersion !== undefined && readVersion(schemaVersion) !== alias.contractVersion) ||
       (schemaHash !== undefined && schemaHash !== alias.contractDigest)
     ) {
-      const data = aliasData(alias, schemaVersion !== undefined ? schemaVersion : schemaHash);
-      const said = schemaVersion !== undefined && schemaVersion !== "" && schemaVersion !== 0 ? schemaVersion : schemaHash;
+      const said = schemaVersion !== undefined ? schemaVersion : schemaHash;
       return this.finish(
-        refuse(
-          tool.name,
-          current,
-          SCHEMA_VERSION_UNKNOWN,
-          `${alias.name} speaks ${tool.name} v${alias.contractVersion}; the call declares ${repr(said)}`,
-          "schema_version_unknown",
-          data,
-        ),
+        refuse(tool.name, current, "schema_version_unknown", "alias_declares_other", aliasData(alias, said), {
+          ...given(),
+          declared: show(said),
+        }),
         declared,
       );
     }
@@ -402,19 +403,17 @@ export class Gate {
         refuse(
           tool.name,
           current,
-          SCHEMA_VERSION_MISMATCH,
-          `${alias.name} speaks ${tool.name} v${alias.contractVersion} and no verified ` +
-            `converter leads from it to the current v${current}; the call is refused ` +
-            "rather than run under a contract the caller did not choose.",
           "schema_version_mismatch",
+          "alias_unrouted",
           aliasData(alias, alias.contractVersion),
+          given(),
         ),
         declared,
       );
     }
     if (!isPlainObject(argumentsObject) || !alias.validator.isValid(argumentsObject)) {
       const served: Served = { version: alias.contractVersion, validator: alias.validator, ops: alias.ops };
-      return this.invalid(tool, served, argumentsObject, declared, alias.contractVersion, alias);
+      return this.invalid(tool, served, argumentsObject, declared, alias);
     }
     return this.convert(tool, alias.ops, argumentsObject, declared, alias.contractVersion, alias.name);
   }
@@ -428,92 +427,64 @@ export class Gate {
     alias: string | null,
   ): Decision {
     const current = tool.current.version;
+    const given = (): Record<string, string> => values(tool, { called: alias ?? tool.name, declared: wire(version) });
     let converted: Record<string, unknown>;
     try {
       converted = apply(ops, args);
     } catch (error) {
       if (!(error instanceof ConversionRejected)) throw error;
-      const data = versionData(tool, version, false);
+      const data = versionData(tool, version);
       nameAlias(data, tool, alias, version);
-      Object.assign(data, { path: error.path, value: error.value, detail: error.detail });
-      return this.finish(
-        refuse(
-          tool.name,
-          current,
-          CONVERSION_REJECTED,
-          `${tool.name}: value ${JSON.stringify(error.value)} at ${error.path} is refused: ${error.detail}`,
-          "conversion_rejected",
-          data,
-          conversionRejectedText(tool, version, error.path, error.value, error.detail, alias),
-        ),
-        declared,
-      );
+      Object.assign(data, { path: error.path, value: error.value });
+      const words = { ...given(), path: callerName(error.path), value: show(error.value), converter: error.detail };
+      return this.finish(refuse(tool.name, current, "conversion_rejected", "rejected", data, words), declared);
     }
     if (!tool.current.validator.isValid(converted)) {
-      const [message, errors] = validationFailure(tool.current.validator, converted);
-      const data = versionData(tool, version, true);
+      const errors = errorDetails(tool.current.validator, converted);
+      const data = versionData(tool, version);
       nameAlias(data, tool, alias, version);
       data.errors = errors;
-      this.logger.error("gate.converter_broken", { tool: tool.name, declared: version, current });
-      return this.finish(
-        refuse(
-          tool.name,
-          current,
-          SCHEMA_VERSION_MISMATCH,
-          `${tool.name}: arguments converted from v${version} do not validate against ` +
-            `v${current} (${message}); re-list and call with v${current}.`,
-          "schema_version_mismatch",
-          data,
-        ),
-        declared,
-      );
+      const words = { ...given(), first_problem: summary(problems(tool.name, wire(current), errors, tool.strictInput, converted)) };
+      if (tool.acceptedFrom.has(version)) {
+        this.logger.info("gate.accepted_break", { tool: tool.name, declared: version, current });
+      } else {
+        this.logger.error("gate.converter_broken", { tool: tool.name, declared: version, current });
+      }
+      return this.finish(refuse(tool.name, current, "schema_version_mismatch", "converted_invalid", data, words), declared);
     }
     return this.finish({ accepted: true, tool: tool.name, version: current, arguments: converted, error: null }, declared);
   }
 
-  private invalid(
-    tool: CompiledTool,
-    served: Served,
-    args: unknown,
-    declared: Declared,
-    version: number,
-    alias: CompiledAlias | null,
-  ): Decision {
+  private invalid(tool: CompiledTool, served: Served, args: unknown, declared: Declared, alias: CompiledAlias | null): Decision {
     const current = tool.current.version;
-    const [message, errors] = validationFailure(served.validator, args);
-    const data = versionData(tool, version, false);
+    const version = served.version;
+    const errors = errorDetails(served.validator, args);
+    const data = versionData(tool, version);
     nameAlias(data, tool, alias !== null ? alias.name : null, version);
-    Object.assign(data, { errors, inputSchema: alias !== null ? alias.schema : tool.schema(version) });
+    const schema = alias !== null ? alias.schema : tool.schema(version, true);
+    const text = alias !== null ? alias.schemaText : tool.schemaText(version);
+    Object.assign(data, { errors, inputSchema: schema });
+    const lines = problems(tool.name, wire(version), errors, schema, args);
+    const given = values(tool, {
+      called: alias !== null ? alias.name : tool.name,
+      declared: wire(version),
+      problems: bullets(lines),
+      first_problem: summary(lines),
+      schema: schemaShown(schema, text, errors, []),
+    });
     return this.finish(
-      refuse(
-        tool.name,
-        current,
-        INVALID_PARAMS,
-        `Invalid arguments for ${tool.name} v${version}: ${message}`,
-        "invalid_arguments",
-        data,
-        invalidArgumentsText(tool, version, errors as ErrorDetail[], alias !== null ? alias.name : null),
-      ),
+      refuse(tool.name, current, "invalid_arguments", alias !== null ? "alias" : "declared", data, given),
       declared,
     );
   }
 
-  private unknown(tool: CompiledTool, declared: Declared, problem: string): Decision {
+  private unknown(tool: CompiledTool, declared: Declared, variant: string, said: string, hashed = ""): Decision {
     const current = tool.current.version;
-    const said = declared.version === null ? declared.schemaVersion : declared.version;
-    const data = versionData(tool, said !== undefined && said !== null ? said : declared.schemaHash, false);
+    const shownAs = declared.version === null ? declared.schemaVersion : declared.version;
+    const data = versionData(tool, shownAs !== undefined && shownAs !== null ? shownAs : declared.schemaHash);
     if (declared.schemaHash !== null) data.declaredHash = declared.schemaHash;
-    data.detail = problem;
-    const servedVersions = [...tool.served.keys()].sort((a, b) => a - b).map((v) => `v${v}`);
     return this.finish(
-      refuse(
-        tool.name,
-        current,
-        SCHEMA_VERSION_UNKNOWN,
-        `${problem}; this server serves ${tool.name} ${servedVersions.join(", ")} (current v${current}).`,
-        "schema_version_unknown",
-        data,
-      ),
+      refuse(tool.name, current, "schema_version_unknown", variant, data, values(tool, { declared: said, hashed })),
       declared,
     );
   }
@@ -567,7 +538,7 @@ export class UngatedGate extends Gate {
       const alias = this.toolset.alias(name);
       entry = alias !== undefined ? this.toolset.tool(alias.target) : undefined;
       if (alias === undefined || entry === undefined) {
-        return this.finish(refuse(name, null, INVALID_PARAMS, `Unknown tool: ${name}`, "unknown_tool"), NOTHING);
+        return this.finish(refuse(name, null, "unknown_tool", "unknown", null, { tool: name }), NOTHING);
       }
       declared = { version: alias.contract.version, schemaVersion: undefined, schemaHash: null, alias: alias.name };
     } else if (isPlainObject(meta)) {
@@ -586,8 +557,10 @@ export class UngatedGate extends Gate {
     }
     const argumentsObject = args ?? {};
     if (!isPlainObject(argumentsObject)) {
-      const message = `Invalid arguments for ${entry.name}: arguments must be a JSON object`;
-      return this.finish(refuse(entry.name, entry.current, INVALID_PARAMS, message, "invalid_arguments"), declared);
+      return this.finish(
+        refuse(entry.name, entry.current, "invalid_arguments", "not_an_object", null, { tool: entry.name }),
+        declared,
+      );
     }
     const decision: Decision = { accepted: true, tool: entry.name, version: entry.current, arguments: argumentsObject, error: null };
     if (this.onDecision !== undefined) this.notify(decision, declared);

@@ -26,8 +26,16 @@ export {
   STRICT_VALIDATION_FAILED,
   UngatedGate,
 } from "./gate.js";
+export {
+  compareHandlers,
+  HandlerCheck,
+  handlerCheck,
+  HandlerMismatchError,
+  handlerMismatches,
+  HandlerReport,
+} from "./handlers.js";
 export { type LogFields, type Logger, stderrLogger } from "./logging.js";
-export { STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
+export { CATALOGUE_TEXT, catalogueEntry, type Entry as RefusalEntry, STRUCTURED_FIELDS, structuredContent } from "./refusals.js";
 export { strictSchema } from "./strict.js";
 export {
   type AliasEntry,
@@ -56,6 +64,19 @@ export {
   type ToolsetSource,
 } from "./mcp.js";
 export { KNOWN_REVISIONS, projectCallResult, projectTool, revisionOf } from "./revisions.js";
+export { serveStdio, type StdioOptions } from "./stdio.js";
+export {
+  MAX_COUNTS,
+  MAX_KEYS,
+  type Outcome as UsageOutcome,
+  reportOf,
+  type UsageCount,
+  UsageCounter,
+  type UsageReport,
+  UsageReporter,
+  type UsageReporterOptions,
+  usageUrl,
+} from "./usage.js";
 export {
   Backoff,
   BOOT_BACKOFF,

@@ -30,9 +30,12 @@
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { normalizeObjectSchema } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import { toJsonSchemaCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, ToolSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { type Decision, Gate, type GateError, type OnDecision } from "./gate.js";
+import { compareHandlers, type HandlerCheck, type HandlerReport } from "./handlers.js";
 import { type Logger, stderrLogger } from "./logging.js";
 import { structuredContent } from "./refusals.js";
 import { projectCallResult, projectTool, revisionOf } from "./revisions.js";
@@ -78,6 +81,8 @@ interface Snapshot {
   readonly gate: Gate;
   readonly listed: readonly Record<string, unknown>[];
   readonly byRevision: Map<string, readonly Record<string, unknown>[]>;
+  /** Tools whose handler's framework would not take what current accepts (handlers.ts); empty without a framework parse. */
+  handlers: ReadonlyMap<string, HandlerCheck>;
 }
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
@@ -155,7 +160,13 @@ export function refusal(error: GateError, protocolVersion: string | undefined, m
   throw new RefusalError(error.code, error.message, error.data);
 }
 
-/** The gate as an MCP server sees it: snapshot, listing, call gating, change notifications. */
+/**
+ * The gate as an MCP server sees it: snapshot, listing, call gating, change
+ * notifications. One per server: a server per HTTP session gets its own
+ * (`gateMcpServer` in the session's setup), which stops following the
+ * source's changes when its server closes, so sessions that come and go leave
+ * no callback behind on the watcher.
+ */
 export class GatedTools {
   private readonly source: ToolsetSource;
   private readonly pageSize: number;
@@ -166,6 +177,10 @@ export class GatedTools {
   private readonly snapshots = new Map<string, Snapshot>();
   private readonly servers = new Set<Server>();
   private readonly negotiated = new WeakMap<Server, string>();
+  /** The input schemas a framework's own parse holds the handlers to (null: no parse). */
+  private handlerSchemas: Readonly<Record<string, unknown>> | null = null;
+  /** The tools a low-level server has handlers for (null: its own tools/call handler). */
+  private handlerNames: ReadonlySet<string> | null = null;
   private current: Snapshot;
   private announced: string;
   private unsubscribe: (() => void) | null = null;
@@ -198,10 +213,61 @@ export class GatedTools {
       gate: new Gate(toolset, { ...(this.onDecision ? { onDecision: this.onDecision } : {}), logger: this.logger }),
       listed: listedTools(toolset),
       byRevision: new Map(),
+      handlers: new Map(),
     };
-    this.snapshots.set(toolset.digest, snapshot);
-    while (this.snapshots.size > KEEP_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+    if (this.handlerSchemas !== null) snapshot.handlers = this.judgeHandlers(toolset).checks;
+    if (this.handlerNames !== null) this.checkHandlerNames(toolset);
+    this.remember(snapshot);
     return snapshot;
+  }
+
+  private remember(snapshot: Snapshot): void {
+    this.snapshots.delete(snapshot.toolset.digest);
+    this.snapshots.set(snapshot.toolset.digest, snapshot);
+    while (this.snapshots.size > KEEP_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+  }
+
+  /** A swap cannot stop the server: one error per mismatch (its calls the handlers cannot take are refused), one warning per side's extra names. */
+  private judgeHandlers(toolset: Toolset): HandlerReport {
+    const report = compareHandlers(toolset, this.handlerSchemas!);
+    for (const [tool, lines] of Object.entries(report.mismatches)) {
+      for (const line of lines) {
+        this.logger.error("mcp.gate.handler_mismatch", { message: `${tool}: ${line}`, namespace: toolset.namespace, tool });
+      }
+    }
+    this.warnNames(report);
+    return report;
+  }
+
+  private warnNames(report: HandlerReport): void {
+    for (const [event, message] of report.warnings()) {
+      this.logger.warn(`mcp.gate.${event}`, { message, namespace: report.namespace });
+    }
+  }
+
+  /** A low-level server's handlers against the toolset, as the Python adapter names them. */
+  private checkHandlerNames(toolset: Toolset): void {
+    const names = new Set(toolset.tools.map((t) => t.name));
+    const missing = [...names].filter((name) => !this.handlerNames!.has(name)).sort();
+    if (missing.length > 0) this.logger.warn("mcp.gate.handlers_missing", { namespace: toolset.namespace, tools: missing });
+    const unused = [...this.handlerNames!].filter((name) => !names.has(name)).sort();
+    if (unused.length > 0) this.logger.info("mcp.gate.handlers_not_in_toolset", { namespace: toolset.namespace, tools: unused });
+  }
+
+  /**
+   * Hold the handlers to the input schemas the server's framework parses each
+   * tool's arguments with (tool name -> JSON Schema, as the framework lists
+   * it): throws `HandlerMismatchError` (one line per mismatch) when a handler
+   * would strip, refuse or change arguments the toolset's current version
+   * accepts; on later swaps such calls are refused instead (handlers.ts).
+   */
+  holdHandlersTo(schemas: Readonly<Record<string, unknown>>): void {
+    this.handlerSchemas = { ...schemas };
+    const snapshot = this.snapshot;
+    const report = compareHandlers(snapshot.toolset, this.handlerSchemas);
+    report.throwIfMismatched();
+    this.warnNames(report);
+    snapshot.handlers = report.checks;
   }
 
   /** The snapshot of `source.current`, compiled once per swap; a toolset that does not compile is logged and the last good one kept. */
@@ -237,6 +303,21 @@ export class GatedTools {
   /** `Gate.check` on the current snapshot. */
   check(name: string, args: unknown, meta?: unknown): Decision {
     return this.gate.check(name, args, meta);
+  }
+
+  /**
+   * `Gate.check` on the current snapshot, then the handler check where the
+   * server's framework parses the arguments again (`holdHandlersTo`): an
+   * accepted call the handler's framework would drop, refuse or change is
+   * refused (-31004 handler_mismatch).
+   */
+  decide(name: string, args: unknown, meta?: unknown): Decision {
+    const snapshot = this.snapshot;
+    const decision = snapshot.gate.check(name, args, meta);
+    if (!decision.accepted || snapshot.handlers.size === 0) return decision;
+    const error = snapshot.handlers.get(decision.tool)?.refusal(decision.arguments) ?? null;
+    if (error === null) return decision;
+    return { accepted: false, tool: decision.tool, version: decision.version, arguments: null, error };
   }
 
   /** One page of the listing as the session's revision defines it; a cursor continues the snapshot it came from. */
@@ -328,9 +409,8 @@ export class GatedTools {
     }
     let dispatch: (decision: Decision & { accepted: true }, request: { params: Record<string, unknown> }, extra: unknown) => Promise<unknown>;
     if (handlers !== undefined) {
-      const known = new Set(this.snapshot.toolset.tools.map((t) => t.name));
-      const missing = [...known].filter((name) => !(name in handlers)).sort();
-      if (missing.length > 0) this.logger.warn("mcp.gate.handlers_missing", { namespace: this.toolset.namespace, tools: missing });
+      this.handlerNames = new Set(Object.keys(handlers));
+      this.checkHandlerNames(this.snapshot.toolset);
       dispatch = async (decision) => {
         const handler = handlers[decision.tool];
         if (handler === undefined) {
@@ -364,18 +444,25 @@ export class GatedTools {
     );
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const params = request.params as Record<string, unknown>;
-      const decision = this.check(String(params.name), params.arguments, params._meta);
+      const decision = this.decide(String(params.name), params.arguments, params._meta);
       const protocolVersion = this.negotiated.get(server);
       if (!decision.accepted) return refusal(decision.error, protocolVersion, this.refusals) as never;
       const result = (await dispatch(decision, { params }, extra)) as Record<string, unknown>;
       return projectCallResult(result, revisionOf(protocolVersion)) as never;
     });
     this.servers.add(server);
+    // the server closing ends what it needs from the source: no callback outlives a session
+    const onclose = server.onclose;
+    server.onclose = () => {
+      this.uninstall(server);
+      onclose?.();
+    };
   }
 
-  /** Stop announcing changes to `server` (its connection closed). */
+  /** Stop announcing changes to `server` (its connection closed); the last one gone, stop following the source. */
   uninstall(server: Server): void {
     this.servers.delete(server);
+    if (this.servers.size === 0) this.close();
   }
 }
 
@@ -390,13 +477,40 @@ export function gateServer(
   return gated;
 }
 
+/** The input schema `McpServer` parses each registered tool's arguments with, as it lists it. */
+function mcpServerSchemas(server: McpServer): Record<string, unknown> {
+  const registered = (server as unknown as { _registeredTools?: unknown })._registeredTools;
+  if (registered === null || typeof registered !== "object") {
+    throw new TypeError("this @modelcontextprotocol/sdk McpServer keeps no registered tools: the adapter needs 1.32.x");
+  }
+  const schemas: Record<string, unknown> = {};
+  for (const [name, tool] of Object.entries(registered as Record<string, { enabled?: boolean; inputSchema?: unknown }>)) {
+    if (tool.enabled === false) continue;
+    const shape = normalizeObjectSchema(tool.inputSchema as Parameters<typeof normalizeObjectSchema>[0]);
+    // what McpServer's own tools/list says (a tool without a shape gets no arguments at all)
+    schemas[name] = shape ? toJsonSchemaCompat(shape, { strictUnions: true, pipeStrategy: "input" }) : { type: "object", properties: {} };
+  }
+  return schemas;
+}
+
 /**
  * Gate a high-level `McpServer`: its tools (registered under the toolset's
- * names, before this call) receive the calls the gate accepts, bound by the
- * SDK from the converted arguments.
+ * names, before this call) receive the calls the gate accepts, parsed by the
+ * SDK with each tool's zod shape from the converted arguments. A shape that
+ * would strip, refuse or change arguments the toolset's current version
+ * accepts (a property it lacks: zod strips it) throws `HandlerMismatchError`,
+ * one line per mismatch: declare the full shape. After a swap such calls are
+ * refused (-31004 `handler_mismatch`). One per server (a server per HTTP
+ * session: one each; it lets go of the source when its server closes).
  */
 export function gateMcpServer(server: McpServer, source: Toolset | ToolsetSource, options: GateOptions = {}): GatedTools {
   const gated = new GatedTools(source, options);
+  try {
+    gated.holdHandlersTo(mcpServerSchemas(server));
+  } catch (error) {
+    gated.close();
+    throw error;
+  }
   gated.install(server.server);
   return gated;
 }

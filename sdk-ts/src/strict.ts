@@ -20,12 +20,17 @@ function isNode(value: unknown): value is Node {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-export function strictSchema(schema: unknown): unknown {
+/**
+ * `closeTrue: false` keeps an explicit `additionalProperties: true` open (a
+ * framework's handler schema takes any key there) and closes only the objects
+ * that leave it out.
+ */
+export function strictSchema(schema: unknown, options: { closeTrue?: boolean } = {}): unknown {
   const result = structuredClone(schema);
   const dialect = isNode(result) ? result.$schema ?? "" : "";
   const text = String(dialect);
   const unevaluated = !dialect || UNEVALUATED_DIALECTS.some((d) => text.startsWith(d));
-  close(result, unevaluated, false);
+  close(result, unevaluated, false, options.closeTrue ?? true);
   return result;
 }
 
@@ -49,11 +54,13 @@ function hasObjectBranch(node: Node): boolean {
   return branches(node).some((b) => isNode(b) && (objectish(b) || hasObjectBranch(b)));
 }
 
-function close(node: unknown, unevaluated: boolean, inPlace: boolean): void {
+function close(node: unknown, unevaluated: boolean, inPlace: boolean, closeTrue: boolean): void {
   if (!isNode(node)) return;
   const composed = unevaluated && hasObjectBranch(node);
   const additional = "additionalProperties" in node ? node.additionalProperties : true;
-  if (inPlace || composed) {
+  if (!closeTrue && node.additionalProperties === true) {
+    // open on purpose: left as it is
+  } else if (inPlace || composed) {
     // closed by the enclosing unevaluatedProperties: an explicit `true` would
     // mark every property evaluated and open it again
     if (additional === true) delete node.additionalProperties;
@@ -62,20 +69,20 @@ function close(node: unknown, unevaluated: boolean, inPlace: boolean): void {
   } else if (objectish(node) && additional === true) {
     node.additionalProperties = false;
   }
-  for (const branch of branches(node)) close(branch, unevaluated, composed || inPlace);
+  for (const branch of branches(node)) close(branch, unevaluated, composed || inPlace, closeTrue);
   for (const key of ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]) {
     const children = node[key];
     if (isNode(children)) {
       for (const child of Object.values(children)) {
-        close(child, unevaluated, key === "dependentSchemas" && composed);
+        close(child, unevaluated, key === "dependentSchemas" && composed, closeTrue);
       }
     }
   }
   for (const key of ["items", "additionalItems", "unevaluatedItems"]) {
     const child = node[key];
-    if (Array.isArray(child)) for (const item of child) close(item, unevaluated, false);
-    else close(child, unevaluated, false);
+    if (Array.isArray(child)) for (const item of child) close(item, unevaluated, false, closeTrue);
+    else close(child, unevaluated, false, closeTrue);
   }
-  if (Array.isArray(node.prefixItems)) for (const item of node.prefixItems) close(item, unevaluated, false);
-  if (isNode(node.additionalProperties)) close(node.additionalProperties, unevaluated, false);
+  if (Array.isArray(node.prefixItems)) for (const item of node.prefixItems) close(item, unevaluated, false, closeTrue);
+  if (isNode(node.additionalProperties)) close(node.additionalProperties, unevaluated, false, closeTrue);
 }

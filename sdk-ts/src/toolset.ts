@@ -26,6 +26,8 @@ export interface RouteStep {
   readonly from: number;
   readonly to: number;
   readonly ops: readonly Op[];
+  /** An identity step whose breaking changes the publisher accepted (no converter). */
+  readonly accepted: boolean;
 }
 
 /** One change a caller of an older version must make to speak current (the engine's words). */
@@ -192,6 +194,7 @@ function readRoute(value: unknown, r: Reader): RouteStep[] {
       from: integer(required(step, "from", r.at(i)), r.at(i).at("from")),
       to: integer(required(step, "to", r.at(i)), r.at(i).at("to")),
       ops: ops.map((op, j) => readOp(op, r.at(i).at("ops").at(j))),
+      accepted: step.accepted === true,
     };
   });
 }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { type Decision, Gate, Toolset } from "../src/index.js";
+import { type Decision, Gate, handlerCheck, handlerMismatches, strictSchema, Toolset } from "../src/index.js";
 import { REPO } from "./paths.js";
 
 interface Case {
@@ -35,7 +35,7 @@ function observed(gate: Gate, decision: Decision): Record<string, unknown> {
     return out;
   }
   const error = decision.error;
-  const skip = new Set(["errors", "changes", "inputSchema", ...(error.code === -31002 ? ["detail"] : [])]);
+  const skip = new Set(["errors", "changes", "inputSchema"]);
   const data: Record<string, unknown> = Object.fromEntries(Object.entries(error.data).filter(([k]) => !skip.has(k)));
   if ("errors" in error.data) {
     data.errors = (error.data.errors as Record<string, unknown>[]).map((e) => pick(e, ["path", "keyword", "unexpected"]));
@@ -43,12 +43,27 @@ function observed(gate: Gate, decision: Decision): Record<string, unknown> {
   if ("changes" in error.data) {
     data.changes = (error.data.changes as Record<string, unknown>[]).map((c) => pick(c, ["kind", "path", "old", "new"]));
   }
-  if ("inputSchema" in error.data) {
-    const current = gate.toolset.tool(decision.tool)!.versions[0]!.definition.inputSchema;
-    data.inputSchemaOf = JSON.stringify(error.data.inputSchema) === JSON.stringify(current) ? "current" : "declared";
-  }
-  Object.assign(out, { code: error.code, data, surface: error.modelText !== null ? "arg" : "rpc" });
+  if ("inputSchema" in error.data) data.inputSchemaOf = schemaOf(gate, decision.tool, error.data);
+  Object.assign(out, {
+    code: error.code,
+    data,
+    surface: error.modelText !== null ? "arg" : "rpc",
+    message: error.message,
+    modelText: error.modelText,
+  });
   return out;
+}
+
+/** Whose strict input schema `data.inputSchema` is: current's, or the declared version's (an alias's contract). */
+function schemaOf(gate: Gate, tool: string, data: Record<string, unknown>): string {
+  const entry = gate.toolset.tool(tool)!;
+  const same = (schema: unknown): boolean => JSON.stringify(data.inputSchema) === JSON.stringify(strictSchema(schema));
+  if (same(entry.versions[0]!.definition.inputSchema)) return "current";
+  let declared = gate.toolset.alias(String(data.tool))?.definition ?? null;
+  for (const version of [...entry.versions, ...entry.retired]) {
+    if (`v${version.version}` === data.declaredVersion && version.definition !== null) declared = version.definition;
+  }
+  return declared !== null && same(declared.inputSchema) ? "declared" : "other";
 }
 
 /** `errors` and `changes` compared as sets; objects with keys in any order. */
@@ -80,6 +95,10 @@ for (const golden of DOCUMENT.cases) {
     const gate = new Gate(toolset);
     const decision = gate.check(golden.tool, structuredClone(golden.arguments), structuredClone(golden.meta));
     assert.deepEqual(unordered(observed(gate, decision)), unordered(golden.expect));
+    if (!decision.accepted && decision.error.modelText !== null && "inputSchema" in decision.error.data) {
+      // one retry schema: the text shows the very schema `data` carries
+      assert.ok(decision.error.modelText.includes(JSON.stringify(decision.error.data.inputSchema)));
+    }
   });
 }
 
@@ -100,3 +119,30 @@ test("one gate deciding the rows in turn (its last-tool entry set by the row bef
     assert.equal(unknown.accepted ? null : unknown.error.data.reason, "unknown_tool");
   }
 });
+
+interface HandlerRow {
+  name: string;
+  tool: string;
+  current: string;
+  handler: unknown;
+  registry: unknown;
+  lines: string[];
+  calls?: Array<{ arguments: Record<string, unknown>; refused: boolean }>;
+}
+
+for (const row of (DOCUMENT as unknown as { handlers: HandlerRow[] }).handlers) {
+  test(`handler check: ${row.name}`, () => {
+    const lines = handlerMismatches(row.tool, row.current, row.handler, row.registry);
+    assert.deepEqual(lines, row.lines);
+    const check = handlerCheck(row.tool, Number(row.current.slice(1)), row.handler, row.registry);
+    assert.equal(check === null, row.lines.length === 0);
+    for (const call of row.calls ?? []) {
+      const error = check!.refusal(call.arguments);
+      assert.equal(error !== null, call.refused, JSON.stringify(call));
+      if (error !== null) {
+        assert.deepEqual([error.code, error.data.reason, error.modelText], [-31004, "handler_mismatch", null]);
+        assert.ok(error.message.includes(lines[0]!), error.message);
+      }
+    }
+  });
+}

@@ -11,7 +11,16 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
-import { gateMcpServer, gateServer, refusal, Toolset } from "../src/index.js";
+import {
+  gateMcpServer,
+  gateServer,
+  HandlerMismatchError,
+  type Logger,
+  payloadDigest,
+  refusal,
+  Toolset,
+  type ToolsetSource,
+} from "../src/index.js";
 import { connected } from "./connected.js";
 import { REPO } from "./paths.js";
 
@@ -20,6 +29,20 @@ const GOLDEN = JSON.parse(readFileSync(`${REPO}/tests/golden/gate_decisions.json
 };
 const toolset = (name: string): Toolset => Toolset.fromPayload(GOLDEN.toolsets[name]);
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** seed_000_v3_served with v3 as current: its definition, its digest; v4 gone. */
+function toolsetWithCurrentV3(): unknown {
+  const body = structuredClone(GOLDEN.toolsets.seed_000_v3_served) as {
+    tools: Array<{ current: number; versions: Array<Record<string, unknown>>; retired: unknown[] }>;
+  } & Record<string, unknown>;
+  const tool = body.tools[0]!;
+  const v3 = tool.versions.find((v) => v.version === 3)!;
+  tool.current = 3;
+  tool.versions = [{ ...v3, state: "active", sunset: null, route: [] }];
+  delete tool.versions[0]!.changes;
+  delete body.digest;
+  return { ...body, digest: payloadDigest(body) };
+}
 
 
 test("low-level Server: listing with _meta, served, refused per surface, list_changed on a swap", async () => {
@@ -108,4 +131,115 @@ test("refusals before 2025-11-25, or with refusals: jsonrpc, are JSON-RPC errors
   // a revision without structuredContent gets the text alone
   const older = refusal(error, "2025-03-26", "result");
   assert.deepEqual(older, { content: [{ type: "text", text: "for the model" }], isError: true });
+});
+
+/** A source like the watcher: `current`, `subscribe` (counted), and a swap that calls the subscribers. */
+function watched(start: Toolset): { source: ToolsetSource; swap: (next: Toolset) => Promise<void>; subscribers: () => number } {
+  const callbacks = new Set<(toolset: Toolset) => void | Promise<void>>();
+  const source = {
+    current: start,
+    subscribe(callback: (toolset: Toolset) => void | Promise<void>) {
+      callbacks.add(callback);
+      return () => callbacks.delete(callback);
+    },
+  };
+  return {
+    source,
+    swap: async (next) => {
+      source.current = next;
+      for (const callback of [...callbacks]) await callback(next);
+    },
+    subscribers: () => callbacks.size,
+  };
+}
+
+function recorder(): { logger: Logger; events: Array<[string, string, Record<string, unknown>]> } {
+  const events: Array<[string, string, Record<string, unknown>]> = [];
+  const at =
+    (level: string) =>
+    (event: string, fields: Record<string, unknown> = {}) =>
+      void events.push([level, event, fields]);
+  return { logger: { debug: at("debug"), info: at("info"), warn: at("warning"), error: at("error") }, events };
+}
+
+test("McpServer: a zod shape lacking what current declares refuses to start, one line per property (the README's old snippet)", () => {
+  const server = new McpServer({ name: "billing", version: "1.0.0" });
+  server.registerTool("db.query", { inputSchema: { query: z.string() } }, async () => ({ content: [] }));
+  assert.throws(
+    () => gateMcpServer(server, toolset("seed_000"), { logger: silent }),
+    (error: unknown) => {
+      assert.ok(error instanceof HandlerMismatchError);
+      assert.deepEqual(String(error.message).split("\n").slice(1), [
+        "- db.query: the handler's input schema has no `timeout`, which db.query v4 declares: the framework would drop or refuse it",
+        "- db.query: the handler's input schema has no `mode`, which db.query v4 declares: the framework would drop or refuse it",
+      ]);
+      return true;
+    },
+  );
+});
+
+test("McpServer: names on one side only are warned at start, as the Python adapters do", () => {
+  const { logger, events } = recorder();
+  const server = new McpServer({ name: "billing", version: "1.0.0" });
+  const shape = { query: z.string(), timeout: z.number().int().optional(), mode: z.enum(["read"]).optional() };
+  server.registerTool("db.query", { inputSchema: shape }, async () => ({ content: [] }));
+  server.registerTool("admin.reset", {}, async () => ({ content: [] }));
+  gateMcpServer(server, toolset("seed_000"), { logger });
+  const warned = events.filter(([level]) => level === "warning").map(([, event, fields]) => [event, fields.message]);
+  assert.deepEqual(warned, [
+    [
+      "mcp.gate.tools_not_in_registry",
+      "this server implements admin.reset, which the registry's toolset of namespace billing does not hold (not listed; calls refused as unknown tools, -32602)",
+    ],
+  ]);
+});
+
+test("McpServer: a swap the shape cannot take is logged per mismatch, and only the calls it would strip are refused", async () => {
+  const { logger, events } = recorder();
+  const server = new McpServer({ name: "billing", version: "1.0.0" });
+  const received: unknown[] = [];
+  // v3's shape: timeout_ms and mode read|write; v4 renames timeout_ms to timeout
+  const shape = { query: z.string(), timeout_ms: z.number().int().optional(), mode: z.enum(["read", "write"]).optional() };
+  server.registerTool("db.query", { inputSchema: shape }, async (args) => {
+    received.push(args);
+    return { content: [{ type: "text", text: "ok" }] };
+  });
+  const v3 = Toolset.fromPayload(toolsetWithCurrentV3());
+  const { source, swap } = watched(v3);
+  gateMcpServer(server, source, { logger });
+  const { client } = await connected(server.server);
+  await swap(toolset("seed_000"));
+  const logged = events.filter(([, event]) => event === "mcp.gate.handler_mismatch").map(([, , f]) => f.message);
+  assert.deepEqual(logged, [
+    "db.query: the handler's input schema has no `timeout`, which db.query v4 declares: the framework would drop or refuse it",
+  ]);
+  const taken = await client.callTool({ name: "db.query", arguments: { query: "q" }, _meta: { schemaVersion: "v4" } });
+  assert.equal(taken.isError, undefined);
+  await assert.rejects(
+    client.callTool({ name: "db.query", arguments: { query: "q", timeout: 5 }, _meta: { schemaVersion: "v4" } }),
+    (error: unknown) =>
+      error instanceof McpError &&
+      error.code === -31004 &&
+      (error.data as Record<string, unknown>).reason === "handler_mismatch" &&
+      (error.data as Record<string, unknown>).action === undefined,
+  );
+  assert.deepEqual(received, [{ query: "q" }]); // the refused call never reached the handler, nothing was dropped
+  await client.close();
+});
+
+test("McpServer per session: each closed session lets go of the watcher (20 sessions, no callback kept)", async () => {
+  const { source, swap, subscribers } = watched(toolset("seed_000"));
+  const shape = { query: z.string(), timeout: z.number().int().optional(), mode: z.enum(["read"]).optional() };
+  const before = subscribers();
+  for (let i = 0; i < 20; i++) {
+    const server = new McpServer({ name: "billing", version: "1.0.0" });
+    server.registerTool("db.query", { inputSchema: shape }, async () => ({ content: [] }));
+    gateMcpServer(server, source, { logger: silent });
+    const { client } = await connected(server.server);
+    await client.callTool({ name: "db.query", arguments: { query: "q" } });
+    await client.close();
+    await server.close();
+  }
+  assert.equal(subscribers(), before);
+  await swap(toolset("seed_000_v3_served")); // no closed session hears it
 });

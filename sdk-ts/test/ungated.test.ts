@@ -133,7 +133,7 @@ test("gating off still refuses unknown names and non-object arguments, in the ga
       code: -32602,
       message: "Invalid arguments for db.query: arguments must be a JSON object",
       data: { reason: "invalid_arguments", tool: "db.query" },
-      modelText: null,
+      modelText: "db.query refused this call: its arguments must be a JSON object.",
     });
     assert.equal(refused.version, 4);
   }

@@ -118,10 +118,11 @@ async def test_callers_of_the_old_version_meet_current_unconverted(registry: Reg
     (step,) = entry.served(1).route  # type: ignore[union-attr]
     assert (step.from_, step.to, step.ops, step.accepted) == (1, 2, (), True)
     gate = Gate(toolset)
-    # a v1 call that current also accepts: served as sent, no default filled, nothing added
-    served = gate.check("search", {"query": "q", "filters": {}}, {"schemaVersion": "v1"})
-    assert served.accepted, served.error
-    assert served.arguments == {"query": "q", "filters": {}}
+    # every call meets the strict form of the version it speaks: v2's `filters` is not
+    # part of v1, so no v1 call reaches current here (each is refused, never passed on)
+    stray = gate.check("search", {"query": "q", "filters": {}}, {"schemaVersion": "v1"})
+    assert stray.error is not None and stray.error.code == -32602
+    assert stray.error.data["errors"][0]["unexpected"] == ["filters"]
     # a v1 call that current refuses (no filters): -31004 with the errors and a re-list
     refused = gate.check("search", {"query": "q"}, {"schemaVersion": "v1"})
     assert refused.error is not None and refused.error.code == -31004

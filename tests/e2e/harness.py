@@ -109,12 +109,13 @@ async def gated_server(
     name: str = "server",
     example: Path = EXAMPLE,
     env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
 ) -> AsyncIterator[GatedServer]:
     """Spawn the example (or another server taking its environment; `env`: more of
-    it) over stdio and open a 2025-06-18 session on it."""
+    it; `args`: its command line) over stdio and open a 2025-06-18 session on it."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=[str(example)],
+        args=[str(example), *args],
         env=server_env(url, namespace, cache) | (env or {}),
         cwd=str(ROOT),
     )
@@ -187,3 +188,17 @@ async def publish(
     assert answer.status_code == status, answer.text
     result: dict[str, Any] = answer.json()
     return result
+
+
+def initialize_request(revision: str, name: str, request_id: int = 1) -> dict[str, Any]:
+    """An `initialize` request offering `revision`, as a raw JSON-RPC message."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": name, "version": "0"},
+        },
+    }

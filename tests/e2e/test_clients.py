@@ -25,6 +25,7 @@ from mcp import Client, StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 
 from registry.compat import classify
+from registry.sdk import strict_schema
 from tests.api.conftest import ADMIN_TOKEN, Registry
 from tests.e2e.harness import EXAMPLE, ROOT, server_env
 from tests.e2e.test_mcp_e2e import seed_000_at_v3, seed_000_v4
@@ -176,7 +177,7 @@ async def test_python_client_2026_mode_succeeds_within_one_retry_after_a_breakin
             assert isinstance(data, dict) and data["action"] == "relist"
             assert (data["currentVersion"], data["inputSchema"]) == (
                 "v4",
-                DB_QUERY_V4["inputSchema"],
+                strict_schema(DB_QUERY_V4["inputSchema"]),
             )
             relisted = await client.list_tools()  # default cache mode: what "relist" means
             assert relisted.tools[0].meta is not None

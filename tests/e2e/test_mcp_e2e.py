@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from registry.canonical import digest
-from registry.sdk import Toolset
+from registry.sdk import Toolset, strict_schema
 from registry.sdk.mcp_adapter import GatedTools
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
 from tests.e2e.harness import PROTOCOL, gated_server, publish, refused, run_to_exit, timings_ms
@@ -108,7 +108,7 @@ async def test_1_seed_000_retired_v3_is_a_relist_error_then_v4_succeeds(
             "v4",
         )
         assert data["retired"] == ["v1", "v2", "v3"]
-        assert data["inputSchema"] == DB_QUERY_V4["inputSchema"]
+        assert data["inputSchema"] == strict_schema(DB_QUERY_V4["inputSchema"])
         assert data["action"] == "relist"
 
         toolset = await toolset_of(registry.client, "billing")

@@ -24,13 +24,14 @@ import httpx
 
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
 from tests.clock import Clock
-from tests.e2e.harness import gated_server, publish, refused, run_to_exit
+from tests.e2e.harness import ROOT, gated_server, publish, refused, run_to_exit
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 from tests.sdk import V3_TO_V4_OPS
 
 V1_CALL = {"query": "SELECT * FROM orders", "timeout_ms": 5000, "mode": "read"}
 V2_CALL = {"query": "SELECT * FROM orders", "timeout": 5000, "mode": "read"}
 TOOL = "/v1/namespaces/billing/tools/db.query"
+FASTMCP_EXAMPLE = ROOT / "examples" / "fastmcp_server.py"
 
 
 def reporting(name: str) -> dict[str, str]:
@@ -193,3 +194,83 @@ async def test_reporting_is_off_at_interval_0_and_a_bad_interval_stops_the_serve
     assert code == 1, said
     assert "REGISTRY_USAGE_INTERVAL must be 0..3600 seconds, not 'soon'" in said
     assert "Traceback" not in said
+
+
+USAGE_REQUESTS = 'registry_http_requests_total{method="POST",route="/v1/namespaces/{ns}/usage",'
+
+
+async def usage_posts(client: httpx.AsyncClient, status: int) -> float:
+    """How many usage reports the registry answered with `status` (its /metrics)."""
+    for line in (await client.get("/metrics")).text.splitlines():
+        if line.startswith(f'{USAGE_REQUESTS}status="{status}"}}'):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+async def test_counts_of_versions_a_namespace_never_had_are_refused_and_counted(
+    registry: Registry,
+) -> None:
+    """v9 and 2147483647 of db.query, which billing has at v1 only: the report is
+    refused whole (422, nothing stored, not even its v1 count) and counted in /metrics."""
+    client = registry.client
+    await publish(client, "billing", "db.query", {"definition": DB_QUERY_V3})
+    counts = [
+        {"tool": "db.query", "version": 1, "decision": "accepted", "calls": 3},
+        {"tool": "db.query", "version": 9, "decision": "accepted", "calls": 1},
+        {"tool": "db.query", "version": 2147483647, "decision": "converted", "calls": 1},
+    ]
+    before = await usage_posts(client, 422)
+    answer = await client.post(
+        "/v1/namespaces/billing/usage",
+        json={"server": "demo", "toolset": "sha256:" + "0" * 64, "counts": counts},
+    )
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()
+    assert problem["type"].endswith("/version-not-found")
+    assert problem["pointer"] == "/counts/1/version"
+    assert "db.query v9, db.query v2147483647" in problem["detail"]
+    assert (await client.get(f"{TOOL}/usage")).json()["versions"] == []
+    assert await usage_posts(client, 422) == before + 1
+
+
+async def test_the_demo_never_reports_into_the_namespace_of_its_environment(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """`--demo` with the README's environment (REGISTRY_URL, a token, the namespace):
+    its built-in seed 000 calls are not billing's, and nothing is sent."""
+    client = registry.client
+    await publish(client, "billing", "db.query", {"definition": DB_QUERY_V3})
+    common = {"url": registry.url, "namespace": "billing", "cache": tmp_path / "c.json"}
+    before = await usage_posts(client, 200), await usage_posts(client, 422)
+    async with gated_server(
+        tmp_path, **common, env=reporting("billing-demo"), args=("--demo",)
+    ) as server:
+        for _ in range(3):
+            result = await server.session.call_tool(
+                "db.query", {"query": "SELECT 1"}, meta={"schemaVersion": "v4"}
+            )
+            assert not result.is_error
+        await asyncio.sleep(1.5)  # a reporting server would have reported by now
+    assert (await usage_posts(client, 200), await usage_posts(client, 422)) == before
+    assert "usage.report" not in server.stderr
+    assert (await client.get(f"{TOOL}/usage")).json()["versions"] == []
+
+
+async def test_the_fastmcp_example_reports_its_calls(registry: Registry, tmp_path: Path) -> None:
+    client = registry.client
+    await publish(client, "billing", "db.query", {"definition": DB_QUERY_V3})
+    common = {"url": registry.url, "namespace": "billing", "cache": tmp_path / "c.json"}
+    async with gated_server(
+        tmp_path, **common, env=reporting("billing-fm"), example=FASTMCP_EXAMPLE
+    ) as server:
+        result = await server.session.call_tool("db.query", V1_CALL, meta={"schemaVersion": "v1"})
+        assert not result.is_error
+        assert result.structured_content["received"] == V1_CALL
+
+    async def reported() -> Any:
+        usage = (await client.get(f"{TOOL}/usage")).json()
+        return usage["versions"] or None
+
+    (v1,) = await until(reported)
+    assert [(s["name"], s["calls"]) for s in v1["servers"]] == [("billing-fm", 1)]
+    assert v1["decisions"] == [{"decision": "accepted", "calls": 1}]

@@ -28,7 +28,10 @@ from fastmcp import Context, FastMCP
 from mcp import Client, types
 
 from registry.canonical import digest
+from registry.sdk import strict_schema
 from registry.sdk.fastmcp_adapter import GatedFastMCP, gate_fastmcp, gated_arguments
+from registry.sdk.handlers import HandlerMismatch
+from tests.e2e.harness import initialize_request
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V2
 from tests.readme_transcripts import python_block
 from tests.sdk import payload, seed_000, seed_002, served
@@ -68,17 +71,21 @@ class App:
         self.app: FastMCP[Any] = FastMCP("billing")
         app = self.app
 
-        # a Python default the registry's v4 does not have: FastMCP fills it, the gate never
+        # every property of v4, optional ones None (a Python default the registry's v4
+        # does not have refuses to start: test_a_python_default_..._refuses_to_start)
         @app.tool(name="db.query")
-        def db_query(query: str, timeout: int = 30000, mode: str | None = None) -> dict[str, Any]:
+        def db_query(
+            query: str, timeout: int | None = None, mode: str | None = None
+        ) -> dict[str, Any]:
             self.bound.append(("db.query", {"query": query, "timeout": timeout, "mode": mode}))
             self.gated_seen.append(gated_arguments())  # a sync tool: run in a worker thread
             return {"rows": []}
 
-        # limit's Python default (99) differs from v2's schema default (20): the value
-        # the function sees through the alias must be the converter's
+        # the value the function sees through the alias is the converter's fill (20)
         @app.tool(name="search")
-        async def search(query: str, filters: dict[str, Any], limit: int = 99) -> dict[str, Any]:
+        async def search(
+            query: str, filters: dict[str, Any], limit: int | None = None
+        ) -> dict[str, Any]:
             self.bound.append(("search", {"query": query, "filters": filters, "limit": limit}))
             self.gated_seen.append(gated_arguments())
             return {"hits": []}
@@ -165,7 +172,7 @@ async def test_seed_000_declared_retired_v3_is_a_relist_error(mode: str) -> None
         data = await refused(call, -31001)
         assert (data["reason"], data["action"]) == ("schema_version_retired", "relist")
         assert (data["declaredVersion"], data["currentVersion"]) == ("v3", "v4")
-        assert data["inputSchema"] == DB_QUERY_V4["inputSchema"]
+        assert data["inputSchema"] == strict_schema(DB_QUERY_V4["inputSchema"])
         served = await client.call_tool(
             "db.query", {"query": "SELECT 1", "timeout": 5}, meta={"schemaVersion": "v4"}
         )
@@ -222,18 +229,44 @@ async def test_the_gate_sees_the_raw_value_before_fastmcp_coerces_it(mode: str) 
         text, data = await refused_as_result(call, -32602)
     assert data["reason"] == "invalid_arguments"
     assert data["errors"][0]["path"] == "/timeout"
-    assert "`timeout`: " in text
+    assert "`timeout` must be of type integer" in text
     assert host.bound == []
 
 
-async def test_fastmcp_fills_its_python_default_gated_arguments_keep_the_caller_s() -> None:
-    """What docs/sdk.md says FastMCP still does after the gate, and the way out."""
-    host = App(billing())
-    async with host.client(LEGACY) as client:
-        result = await client.call_tool("db.query", {"query": "SELECT 1"})
-    assert not result.is_error
-    assert host.bound == [("db.query", {"query": "SELECT 1", "timeout": 30000, "mode": None})]
-    assert host.gated_seen == [{"query": "SELECT 1"}]
+async def test_a_python_default_the_registry_lacks_refuses_to_start_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """FastMCP fills a function's Python defaults after the gate: `timeout: int =
+    30000` where v4 has no default is seed 000's misread, so the server does not
+    start; one line per mismatch, in the exception and the log."""
+    app: FastMCP[Any] = FastMCP("billing")
+
+    @app.tool(name="db.query")
+    def db_query(query: str, timeout: int = 30000) -> dict[str, Any]:
+        return {"rows": []}
+
+    gate_fastmcp(app, toolset_of(seed_000()))
+    with pytest.raises(BaseException) as caught:  # an exception group holds it
+        async with Client(app._mcp_server, mode=LEGACY):
+            pass
+    (error,) = flat(caught.value, HandlerMismatch)
+    assert str(error).splitlines()[1:] == [
+        "- db.query: the handler fills `timeout` with 30000 when a call leaves it out, where "
+        "db.query v4 has no default: the handler would read a value the caller did not send",
+        "- db.query: the handler's input schema has no `mode`, which db.query v4 declares: "
+        "the framework would drop or refuse it",
+    ]
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert sum("handler_mismatch" in line for line in logged) == 2, logged
+
+
+def flat(error: BaseException, kind: type[BaseException]) -> list[BaseException]:
+    """The exceptions of `kind` in `error` and the groups it is nested in."""
+    if isinstance(error, kind):
+        return [error]
+    if isinstance(error, BaseExceptionGroup):
+        return [e for inner in error.exceptions for e in flat(inner, kind)]
+    return flat(error.__cause__, kind) if error.__cause__ is not None else []
 
 
 async def test_the_readme_snippet_runs_as_written() -> None:
@@ -374,7 +407,7 @@ async def test_start_up_reports_tools_on_one_side_only(caplog: pytest.LogCapture
     assert record.levelno == logging.WARNING
     assert record.__dict__["event"] == "fastmcp.gate.tools_not_in_registry"
     assert record.__dict__["tools"] == ["admin.reset"]
-    assert "admin.reset" in record.getMessage() and "'billing'" in record.getMessage()
+    assert "admin.reset" in record.getMessage() and "namespace billing" in record.getMessage()
 
     caplog.clear()
     lacking = App(billing())
@@ -457,16 +490,7 @@ def test_the_example_writes_only_the_protocol_to_stdout(tmp_path: Path) -> None:
     toolset = tmp_path / "billing.json"
     toolset.write_bytes(msgspec.json.encode(billing_payload()))  # search: not implemented
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        initialize_request("2025-06-18", "raw"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {

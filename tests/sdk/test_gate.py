@@ -101,11 +101,20 @@ def test_seed_000_current_call_passes_arguments_through(declared: Any) -> None:
     assert "timeout" not in decision.arguments  # no default filled
 
 
-def test_current_call_keeps_extra_properties_its_contract_allows() -> None:
-    arguments = {"query": "q", "extra": 1}
-    decision = gate_of(seed_000()).check("db.query", arguments, {"schemaVersion": "v4"})
-    assert decision.accepted
-    assert decision.arguments == {"query": "q", "extra": 1}
+def test_a_declared_call_meets_the_strict_form_of_its_version() -> None:
+    """v4 says `additionalProperties: true`, yet a property it does not declare is
+    refused naming it, never passed through, dropped or ignored (decisions: one rule
+    for every call and every gate); so is a stale caller's renamed `timeout_ms`."""
+    for stray in ("extra", "timeout_ms"):
+        decision = gate_of(seed_000()).check(
+            "db.query", {"query": "q", stray: 1}, {"schemaVersion": "v4"}
+        )
+        data = refused(decision, -32602)
+        assert data["reason"] == "invalid_arguments"
+        assert data["errors"][0]["unexpected"] == [stray]
+        assert decision.error is not None
+        assert f"`{stray}` is not part of db.query v4" in (decision.error.model_text or "")
+        assert data["inputSchema"]["additionalProperties"] is False
 
 
 def test_versionless_valid_call_is_accepted_unchanged() -> None:
@@ -351,17 +360,15 @@ def test_validators_are_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("registry.sdk._compiled.validator_for", counting)
     gate = gate_of(seed_000(v3_served=True))
-    assert len(calls) == 3  # v4, v3 and the strict form of v4
+    assert len(calls) == 2  # the strict forms of v4 and v3, whatever the calls declare
     for _ in range(3):
         gate.check("db.query", {"query": "q", "timeout_ms": 1}, {"schemaVersion": "v3"})
         gate.check("db.query", {"query": "q"}, None)
-    assert len(calls) == 3  # accepted calls compile nothing
-    gate.check("db.query", {"query": "q", "bad": 1}, None)
-    assert len(calls) == 4  # the first version-less refusal: the strict form of v3, once
+    assert len(calls) == 2  # accepted calls compile nothing
     for _ in range(5):
         gate.check("db.query", {"query": "q", "bad": 1}, None)
         gate.check("db.query", {"query": "q", "timeout_ms": 1}, None)
-    assert len(calls) == 4
+    assert len(calls) == 2  # inference reuses the served versions' strict validators
 
 
 def test_gate_logs_decisions_through_the_standard_library(

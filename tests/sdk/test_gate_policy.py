@@ -10,7 +10,7 @@ import pytest
 
 from registry.sdk import Decision, Declared, Gate, Toolset, payload_digest
 from registry.sdk.ungated import UngatedGate
-from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1, SEARCH_V2
+from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 from tests.sdk import seed_000, seed_002, served
 
 
@@ -64,14 +64,14 @@ def test_gating_off_dispatches_an_alias_to_its_target_unconverted() -> None:
 
 
 def _accepted_break() -> dict[str, Any]:
-    """search v2 current; v1 still served through a step whose breaks were accepted."""
+    """db.query v4 current; v3 still served through a step whose breaks were accepted."""
     versions = [
-        served(SEARCH_V2, 2),
-        served(SEARCH_V1, 1, route=[{"from": 1, "to": 2, "ops": [], "accepted": True}]),
+        served(DB_QUERY_V4, 4),
+        served(DB_QUERY_V3, 3, route=[{"from": 3, "to": 4, "ops": [], "accepted": True}]),
     ]
     body = {
-        "namespace": "docs",
-        "tools": [{"name": "search", "current": 2, "versions": versions, "retired": []}],
+        "namespace": "billing",
+        "tools": [{"name": "db.query", "current": 4, "versions": versions, "retired": []}],
         "aliases": [],
     }
     return {**body, "digest": payload_digest(body)}
@@ -81,18 +81,22 @@ def test_an_accepted_step_serves_old_calls_current_accepts_and_refuses_the_rest(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     toolset = _toolset(_accepted_break())
-    (step,) = toolset.tool("search").served(1).route  # type: ignore[union-attr]
+    (step,) = toolset.tool("db.query").served(3).route  # type: ignore[union-attr]
     assert step.accepted is True
     gate = Gate(toolset)
-    kept = gate.check("search", {"query": "q", "filters": {}}, {"schemaVersion": "v1"})
-    assert kept.accepted and kept.arguments == {"query": "q", "filters": {}}
+    kept = gate.check("db.query", {"query": "q", "mode": "read"}, {"schemaVersion": "v3"})
+    assert kept.accepted and kept.arguments == {"query": "q", "mode": "read"}
     with caplog.at_level(logging.INFO, logger="registry.sdk.gate"):
-        refused = gate.check("search", {"query": "q"}, {"schemaVersion": "v1"})
+        refused = gate.check("db.query", {"query": "q", "mode": "write"}, {"schemaVersion": "v3"})
     assert refused.error is not None and refused.error.code == -31004
     assert refused.error.data["action"] == "relist"
     events = [r.getMessage() for r in caplog.records]
     assert any("gate.accepted_break" in e for e in events), events
     assert not any("converter_broken" in e for e in events), events
+    # v3's renamed timeout_ms is never carried to v4 unread: the strict form of v4 refuses it
+    stale = gate.check("db.query", {"query": "q", "timeout_ms": 5}, {"schemaVersion": "v3"})
+    assert stale.error is not None and stale.error.code == -31004
+    assert stale.error.data["errors"][0]["unexpected"] == ["timeout_ms"]
 
 
 def test_a_broken_converter_is_still_logged_as_one(caplog: pytest.LogCaptureFixture) -> None:

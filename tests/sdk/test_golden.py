@@ -20,7 +20,9 @@ import msgspec
 import pytest
 
 from registry.compat import classify
-from registry.sdk import Decision, Gate, Toolset, payload_digest
+from registry.sdk import Decision, Gate, Toolset, payload_digest, strict_schema
+from registry.sdk.handlers import handler_check, handler_mismatches
+from registry.sdk.refusals import show
 from registry.sdk.toolset import contract_changes
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gate_decisions.json"
@@ -40,8 +42,7 @@ def observed(gate: Gate, decision: Decision) -> dict[str, Any]:
         return out
     error = decision.error
     assert error is not None
-    skip = {"errors", "changes", "inputSchema"} | ({"detail"} if error.code == -31002 else set())
-    data = {k: v for k, v in error.data.items() if k not in skip}
+    data = {k: v for k, v in error.data.items() if k not in ("errors", "changes", "inputSchema")}
     if "errors" in error.data:
         data["errors"] = [
             {k: e[k] for k in ("path", "keyword", "unexpected") if k in e}
@@ -52,12 +53,32 @@ def observed(gate: Gate, decision: Decision) -> dict[str, Any]:
             {k: c[k] for k in ("kind", "path", "old", "new")} for c in error.data["changes"]
         ]
     if "inputSchema" in error.data:
-        entry = gate.toolset.tool(decision.tool)
-        assert entry is not None
-        current = entry.current_version.definition.get("inputSchema")
-        data["inputSchemaOf"] = "current" if error.data["inputSchema"] == current else "declared"
-    out.update(code=error.code, data=data, surface="arg" if error.model_text else "rpc")
+        data["inputSchemaOf"] = schema_of(gate.toolset, decision.tool, error.data)
+    out.update(
+        code=error.code,
+        data=data,
+        surface="arg" if error.model_text else "rpc",
+        message=error.message,
+        modelText=error.model_text,
+    )
     return out
+
+
+def schema_of(toolset: Toolset, tool: str, data: dict[str, Any]) -> str:
+    """Whose strict input schema `data.inputSchema` is: current's, or the declared
+    version's (an alias's contract); "other" when neither (never right)."""
+    entry = toolset.tool(tool)
+    assert entry is not None
+    if data["inputSchema"] == strict_schema(entry.current_version.definition["inputSchema"]):
+        return "current"
+    alias = toolset.alias(data["tool"])
+    declared = alias.definition if alias is not None else None
+    for version in (*entry.versions, *entry.retired):
+        if f"v{version.version}" == data["declaredVersion"]:
+            declared = version.definition
+    if declared is not None and data["inputSchema"] == strict_schema(declared["inputSchema"]):
+        return "declared"
+    return "other"
 
 
 def unordered(expect: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +113,10 @@ def test_golden_case(case: dict[str, Any], carried: bool) -> None:
         arguments = copy.deepcopy(case["arguments"])
         decision = gate.check(case["tool"], arguments, copy.deepcopy(case["meta"]))
         assert unordered(observed(gate, decision)) == unordered(case["expect"]), case["name"]
+        error = decision.error
+        if error is not None and error.model_text and "inputSchema" in error.data:
+            # one retry schema: the text shows the very schema `data` carries
+            assert show(error.data["inputSchema"]) in error.model_text, case["name"]
 
 
 def test_carried_changes_are_the_engines() -> None:
@@ -121,3 +146,35 @@ def test_every_toolset_of_the_file_is_used_and_loads() -> None:
     assert used == set(DOCUMENT["toolsets"])
     for body in DOCUMENT["toolsets"].values():
         Toolset.from_json(msgspec.json.encode(body))
+
+
+HANDLERS: list[dict[str, Any]] = DOCUMENT["handlers"]
+
+
+@pytest.mark.parametrize("row", HANDLERS, ids=[r["name"][:60] for r in HANDLERS])
+def test_handler_row(row: dict[str, Any]) -> None:
+    """The handler check's lines, word for word, and which gated calls a server
+    whose handler mismatches refuses (sdk-ts/test/golden.test.ts runs the same rows)."""
+    lines = handler_mismatches(row["tool"], row["current"], row["handler"], row["registry"])
+    assert lines == row["lines"]
+    current = int(row["current"].removeprefix("v"))
+    check = handler_check(row["tool"], current, row["handler"], row["registry"])
+    assert (check is None) == (not row["lines"])
+    for call in row.get("calls", []):
+        assert check is not None
+        error = check.refusal(call["arguments"])
+        assert (error is not None) == call["refused"], call
+        if error is not None:
+            assert (error.code, error.data["reason"], error.model_text) == (
+                -31004,
+                "handler_mismatch",
+                None,
+            )
+            assert lines[0] in error.message
+
+
+def test_handler_rows_cover_every_kind_of_mismatch() -> None:
+    said = " ".join(line for row in HANDLERS for line in row["lines"])
+    for words in ("has no `", "requires `", "takes `", "as one of", "fills `", "the keys"):
+        assert words in said, words
+    assert any(not row["lines"] for row in HANDLERS)
