@@ -147,11 +147,13 @@ class UsageCounter:
             if error is None or decision.version is None:
                 return  # no tool of the toolset: nothing a version can be told of
             data = error.data
-            if declared.present:
+            reason = data.get("reason")
+            if reason == "schema_version_unknown":
+                version = None  # a version never served: none the registry could be told of
+            elif declared.present:
                 version = declared.version
             else:
                 version = _wire_version(data.get("inferredVersion"))
-            reason = data.get("reason")
             key = (decision.tool, version, "refused", reason if isinstance(reason, str) else None)
         counts = self._counts
         try:

@@ -101,12 +101,10 @@ export class UsageCounter {
       const data = decision.error.data;
       const present = (declared.schemaVersion !== undefined && declared.schemaVersion !== null) || declared.schemaHash !== null || Boolean(declared.alias);
       const reason = typeof data.reason === "string" ? data.reason : null;
-      key = {
-        tool: decision.tool,
-        version: present ? declared.version : wireVersion(data.inferredVersion),
-        decision: "refused",
-        reason,
-      };
+      // a version never served is none the registry could be told of
+      const version =
+        reason === "schema_version_unknown" ? null : present ? declared.version : wireVersion(data.inferredVersion);
+      key = { tool: decision.tool, version, decision: "refused", reason };
     }
     this.add(key, 1);
   };

@@ -67,7 +67,8 @@ def test_each_decision_is_counted_under_the_version_the_caller_speaks() -> None:
         ("db.query", 3, "refused", "strict_validation_failed"): 1,
         ("db.query", None, "refused", "strict_validation_failed"): 1,
         ("db.query", 3, "refused", "conversion_rejected"): 1,
-        ("db.query", 9, "refused", "schema_version_unknown"): 1,
+        # v9 was never served: counted as no version, which the registry accepts
+        ("db.query", None, "refused", "schema_version_unknown"): 1,
         ("db.query", 3, "refused", "schema_version_retired"): 1,
     }
 
@@ -87,13 +88,15 @@ def test_an_alias_call_counts_as_its_contract_of_the_target() -> None:
 def test_the_counter_is_bounded_and_counts_what_it_drops() -> None:
     counter = UsageCounter(max_keys=2)
     served = gate(seed_000(v3_served=True), counter)
-    for version in range(10, 15):  # five made-up versions: new keys each
-        served.check("db.query", V4_CALL, {"schemaVersion": f"v{version}"})
-    served.check("db.query", V4_CALL, {"schemaVersion": "v10"})  # a known key still counts
+    assert served.check("db.query", V4_CALL, {"schemaVersion": "v4"}).accepted
+    assert served.check("db.query", V3_CALL, {"schemaVersion": "v3"}).accepted  # converted
+    for meta in ({"schemaVersion": "v9"}, {"schemaVersion": "v10"}, None):  # new keys: dropped
+        served.check("db.query", {"query": "q", "nope": 1}, meta)
+    served.check("db.query", V4_CALL, {"schemaVersion": "v4"})  # a known key still counts
     taken, dropped = counter.take()
     assert taken == {
-        ("db.query", 10, "refused", "schema_version_unknown"): 2,
-        ("db.query", 11, "refused", "schema_version_unknown"): 1,
+        ("db.query", 4, "accepted", None): 2,
+        ("db.query", 3, "converted", None): 1,
     }
     assert dropped == 3
     assert counter.take() == ({}, 0)
