@@ -614,8 +614,9 @@ def _freeze_what_start_made() -> None:
     """What the start allocated (modules, the app, its pools) lives as long as the
     process: moved out of the cyclic collector's reach, so that a full collection walks
     only what requests allocate. Otherwise one took 95-125 ms, holding every request
-    (`bench/adversarial_bench.py`: requests decoding 30,000-entry objects set them off)."""
-    gc.collect()
+    (`bench/adversarial_bench.py`: requests decoding 30,000-entry objects set them off).
+    No collection first: that would hold the loop as long, as the replica starts serving
+    (the start's garbage, kept for good, is small)."""
     gc.freeze()
 
 
