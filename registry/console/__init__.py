@@ -27,6 +27,7 @@ from litestar.exceptions import HTTPException
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
+from markupsafe import Markup, escape
 
 from registry.api.problems import ApiError
 from registry.console import browse, forms, session
@@ -82,7 +83,13 @@ def _configure(engine: JinjaTemplateEngine) -> None:
     environment.trim_blocks = True
     environment.lstrip_blocks = True
     environment.filters.update(
-        {"when": _when, "pretty": pretty, "compact": _compact, "short": _short}
+        {
+            "when": _when,
+            "pretty": pretty,
+            "compact": _compact,
+            "short": _short,
+            "breakable": _breakable,
+        }
     )
     environment.globals.update({"htmx": HTMX})
 
@@ -98,6 +105,12 @@ def _when(moment: datetime | str | None) -> str:
             return moment
         moment = parsed
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _breakable(path: str | None) -> Markup:
+    """A JSON Pointer that wraps after its slashes rather than inside a name (with
+    `code.path`'s CSS, a name longer than the line is the only thing broken)."""
+    return Markup("/<wbr>").join(escape(part) for part in (path or "").split("/"))
 
 
 def _compact(value: Any) -> str:
