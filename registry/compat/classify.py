@@ -125,10 +125,14 @@ def _compare_output(
 ) -> list[Change]:
     old, new = old_def.get("outputSchema"), new_def.get("outputSchema")
     if old is None:
-        finding = Finding(Kind.PROPERTY_ADDED, "/outputSchema", "outputSchema", new=new)
+        finding = Finding(
+            kind=Kind.PROPERTY_ADDED, pointer="/outputSchema", name="outputSchema", new=new
+        )
         return [_change(Side.OUTPUT, finding, None)]
     if new is None:
-        finding = Finding(Kind.PROPERTY_REMOVED, "/outputSchema", "outputSchema", old=old)
+        finding = Finding(
+            kind=Kind.PROPERTY_REMOVED, pointer="/outputSchema", name="outputSchema", old=old
+        )
         return [_change(Side.OUTPUT, finding, None)]
     return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
 
@@ -205,9 +209,9 @@ def _out_of_budget(budget: Budget, limits: Limits) -> Finding:
     if isinstance(value, int):
         return budget_finding(bound, value, budget.where, bound)
     return Finding(
-        Kind.UNANALYZABLE,
-        budget.where,
-        bound,
+        kind=Kind.UNANALYZABLE,
+        pointer=budget.where,
+        name=bound,
         extra={"bound": f"the engine could not finish the comparison here ({bound})"},
     )
 
@@ -216,7 +220,7 @@ def _rewritten(pointer: str) -> Finding:
     """`schema-rewritten`: different JSON with the same meaning (`$id`, a
     definition moved, `allOf[A]` for `A`, ...). Example: `{"allOf": [{"type":
     "string"}, {"maxLength": 5}]}` -> `{"type": "string", "maxLength": 5}`."""
-    return Finding(Kind.SCHEMA_REWRITTEN, pointer, pointer.lstrip("/"))
+    return Finding(kind=Kind.SCHEMA_REWRITTEN, pointer=pointer, name=pointer.lstrip("/"))
 
 
 def _unsafe(old: Node, new: Node) -> tuple[bytes, ...]:

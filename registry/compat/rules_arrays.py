@@ -76,13 +76,13 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         ):
             walk.emit(
                 Finding(
-                    Kind.UNANALYZABLE,
-                    f"{pointer}/unevaluatedItems",
-                    "unevaluatedItems",
-                    old.unevaluated_items.raw if old.unevaluated_items else ABSENT,
-                    new.unevaluated_items.raw if new.unevaluated_items else ABSENT,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"{pointer}/unevaluatedItems",
+                    name="unevaluatedItems",
+                    old=old.unevaluated_items.raw if old.unevaluated_items else ABSENT,
+                    new=new.unevaluated_items.raw if new.unevaluated_items else ABSENT,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         return
@@ -121,19 +121,21 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     at = f"{pointer}/contains"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "contains", old=before.raw))
+        walk.emit(
+            Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="contains", old=before.raw)
+        )
         return
     if before is None:
         if new.bounds.get("minContains", 1) != 0 or "maxContains" in new.bounds:
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    "contains",
-                    ABSENT,
-                    after.raw,
-                    route,
-                    Leaf("value", []),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name="contains",
+                    old=ABSENT,
+                    new=after.raw,
+                    route=route,
+                    leaf=Leaf("value", []),
                 )
             )
         return
@@ -142,13 +144,13 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     if narrower or wider:
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_TIGHTENED,
-                at,
-                "contains",
-                before.raw,
-                after.raw,
-                route,
-                Leaf("sample"),
+                kind=Kind.CONSTRAINT_TIGHTENED,
+                pointer=at,
+                name="contains",
+                old=before.raw,
+                new=after.raw,
+                route=route,
+                leaf=Leaf("sample"),
             )
         )
     for keyword in ("minContains", "maxContains"):
@@ -165,17 +167,25 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
         if tightened:
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    keyword,
-                    old_bound,
-                    new_bound,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=old_bound,
+                    new=new_bound,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, old_bound, new_bound))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name=keyword,
+                    old=old_bound,
+                    new=new_bound,
+                )
+            )
 
 
 RULES = (items_changed, contains_changed)

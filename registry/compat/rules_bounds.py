@@ -135,10 +135,26 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
                 else Leaf("size", (keyword, before, after))
             )
             walk.emit(
-                Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, _shown(before), after, route, leaf)
+                Finding(
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=_shown(before),
+                    new=after,
+                    route=route,
+                    leaf=leaf,
+                )
             )
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, _shown(before), _shown(after)))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name=keyword,
+                    old=_shown(before),
+                    new=_shown(after),
+                )
+            )
 
 
 def _shown(bound: Any) -> Any:
@@ -189,12 +205,26 @@ def _swapped_bounds(walk: Walk, old: Node, new: Node, pointer: str, route: Route
             shown = {k: old.bounds[k] for k in was}
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED, at, keyword, shown, new.bounds[keyword], route, leaf
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=shown,
+                    new=new.bounds[keyword],
+                    route=route,
+                    leaf=leaf,
                 )
             )
         else:
             shown = {k: old.bounds[k] for k in was}
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, shown, new.bounds[keyword]))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name=keyword,
+                    old=shown,
+                    new=new.bounds[keyword],
+                )
+            )
     return settled
 
 
@@ -288,7 +318,7 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         return
     at = f"{pointer}/multipleOf"
     if after is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", old=before))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="multipleOf", old=before))
         return
     if before is None and "number" not in old.effective_types():
         before_effective: Any = 1  # integers are the multiples of 1
@@ -298,18 +328,26 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         before_effective is not None
         and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
     ):
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", _shown(before), after))
+        walk.emit(
+            Finding(
+                kind=Kind.CONSTRAINT_RELAXED,
+                pointer=at,
+                name="multipleOf",
+                old=_shown(before),
+                new=after,
+            )
+        )
         return
     witness = _multiple_witness(old, before, after)
     walk.emit(
         Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "multipleOf",
-            _shown(before),
-            after,
-            route,
-            Leaf("value", witness),
+            kind=Kind.CONSTRAINT_TIGHTENED,
+            pointer=at,
+            name="multipleOf",
+            old=_shown(before),
+            new=after,
+            route=route,
+            leaf=Leaf("value", witness),
         )
     )
 
@@ -379,17 +417,19 @@ def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
         return
     at = f"{pointer}/pattern"
     if new.pattern is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old=old.pattern))
+        walk.emit(
+            Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="pattern", old=old.pattern)
+        )
         return
     walk.emit(
         Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "pattern",
-            _shown(old.pattern),
-            new.pattern,
-            route,
-            Leaf("pattern", new.pattern),
+            kind=Kind.CONSTRAINT_TIGHTENED,
+            pointer=at,
+            name="pattern",
+            old=_shown(old.pattern),
+            new=new.pattern,
+            route=route,
+            leaf=Leaf("pattern", new.pattern),
         )
     )
 
@@ -402,17 +442,17 @@ def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
         return
     at = f"{pointer}/format"
     if new.format is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old=old.format))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="format", old=old.format))
         return
     walk.emit(
         Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "format",
-            _shown(old.format),
-            new.format,
-            route,
-            Leaf("format", new.format),
+            kind=Kind.CONSTRAINT_TIGHTENED,
+            pointer=at,
+            name="format",
+            old=_shown(old.format),
+            new=new.format,
+            route=route,
+            leaf=Leaf("format", new.format),
         )
     )
 
@@ -426,11 +466,21 @@ def unique_items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: 
     if new.unique_items:
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_TIGHTENED, at, "uniqueItems", False, True, route, Leaf("duplicates")
+                kind=Kind.CONSTRAINT_TIGHTENED,
+                pointer=at,
+                name="uniqueItems",
+                old=False,
+                new=True,
+                route=route,
+                leaf=Leaf("duplicates"),
             )
         )
     else:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "uniqueItems", True, False))
+        walk.emit(
+            Finding(
+                kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="uniqueItems", old=True, new=False
+            )
+        )
 
 
 RULES = (bound_changed, multiple_of_changed, pattern_changed, format_changed, unique_items_changed)

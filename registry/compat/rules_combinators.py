@@ -148,13 +148,13 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
             continue  # every value it took, a branch still takes (merged into a wider one)
         walk.emit(
             Finding(
-                Kind.BRANCH_REMOVED,
-                at,
-                new_keyword,
-                branch.raw,
-                ABSENT,
-                (*route, Step("branch", i, branch)),
-                Leaf("sample"),
+                kind=Kind.BRANCH_REMOVED,
+                pointer=at,
+                name=new_keyword,
+                old=branch.raw,
+                new=ABSENT,
+                route=(*route, Step("branch", i, branch)),
+                leaf=Leaf("sample"),
             )
         )
     if new_exclusive and unmatched_new:
@@ -163,7 +163,9 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         )
         return
     for j in unmatched_new:
-        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, new=by_position[j].raw))
+        walk.emit(
+            Finding(kind=Kind.BRANCH_ADDED, pointer=at, name=new_keyword, new=by_position[j].raw)
+        )
 
 
 def _union_added(
@@ -190,13 +192,13 @@ def _union_added(
         if exclusive or not any(walk.fits(old, b, validity=True) for b in nodes):
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    keyword,
-                    ABSENT,
-                    [b.raw for b in nodes],
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=ABSENT,
+                    new=[b.raw for b in nodes],
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         return
@@ -216,7 +218,7 @@ def _union_added(
     if kept:
         for branch in nodes:
             if branch not in kept:
-                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, new=branch.raw))
+                walk.emit(Finding(kind=Kind.BRANCH_ADDED, pointer=at, name=keyword, new=branch.raw))
         return
     _unanalyzable(walk, at, keyword, ABSENT, [b.raw for b in nodes], route)
 
@@ -232,9 +234,9 @@ def _union_removed(
     if _own(old) or not _own(new):
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_RELAXED,
-                f"{pointer}/{keyword}",
-                keyword,
+                kind=Kind.CONSTRAINT_RELAXED,
+                pointer=f"{pointer}/{keyword}",
+                name=keyword,
                 old=[b.raw for _, b in branches],
             )
         )
@@ -247,19 +249,29 @@ def _union_removed(
         if (i, branch) not in fitting:
             walk.emit(
                 Finding(
-                    Kind.BRANCH_REMOVED,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    branch.raw,
-                    ABSENT,
-                    (*route, Step("branch", i, branch)),
-                    Leaf("sample"),
+                    kind=Kind.BRANCH_REMOVED,
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=branch.raw,
+                    new=ABSENT,
+                    route=(*route, Step("branch", i, branch)),
+                    leaf=Leaf("sample"),
                 )
             )
 
 
 def _unanalyzable(walk: Walk, at: str, keyword: str, old: Any, new: Any, route: Route) -> None:
-    walk.emit(Finding(Kind.UNANALYZABLE, at, keyword, old, new, route, Leaf("sample")))
+    walk.emit(
+        Finding(
+            kind=Kind.UNANALYZABLE,
+            pointer=at,
+            name=keyword,
+            old=old,
+            new=new,
+            route=route,
+            leaf=Leaf("sample"),
+        )
+    )
 
 
 def _disjoint(branches: list[Node]) -> bool:
@@ -311,7 +323,7 @@ def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
             for finding in walk.probe(old, target, route, validity=True):
                 walk.emit(finding)
     for branch in old_left:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "allOf", old=branch.raw))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="allOf", old=branch.raw))
 
 
 def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -326,17 +338,35 @@ def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) ->
     at = f"{pointer}/not"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", old=before.raw))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="not", old=before.raw))
         return
     if before is None:
         if _types_meet(old, after):
             leaf = Leaf("value", _instance(after))
-            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, "not", ABSENT, after.raw, route, leaf))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name="not",
+                    old=ABSENT,
+                    new=after.raw,
+                    route=route,
+                    leaf=leaf,
+                )
+            )
         return
     refused = walk.probe(after, before, validity=True)
     if not refused:
         if shape(deref(before)) != shape(deref(after)):
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", before.raw, after.raw))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name="not",
+                    old=before.raw,
+                    new=after.raw,
+                )
+            )
         return
     from registry.compat.witness import build
 
@@ -344,13 +374,13 @@ def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) ->
     value = build(after, first.route or (), first.leaf) if first.leaf else _instance(after)
     walk.emit(
         Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "not",
-            before.raw,
-            after.raw,
-            route,
-            Leaf("value", value),
+            kind=Kind.CONSTRAINT_TIGHTENED,
+            pointer=at,
+            name="not",
+            old=before.raw,
+            new=after.raw,
+            route=route,
+            leaf=Leaf("value", value),
         )
     )
 
@@ -377,13 +407,13 @@ def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
         return
     walk.emit(
         Finding(
-            Kind.UNANALYZABLE,
-            f"{pointer}/$ref",
-            "$ref",
-            old.raw.get("$ref") if old.ref else ABSENT,
-            new.raw.get("$ref") if new.ref else ABSENT,
-            route,
-            Leaf("sample"),
+            kind=Kind.UNANALYZABLE,
+            pointer=f"{pointer}/$ref",
+            name="$ref",
+            old=old.raw.get("$ref") if old.ref else ABSENT,
+            new=new.raw.get("$ref") if new.ref else ABSENT,
+            route=route,
+            leaf=Leaf("sample"),
         )
     )
 

@@ -58,23 +58,23 @@ def dependent_required_changed(
             continue
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_TIGHTENED,
-                f"{at}/{_escape(name)}",
-                "dependentRequired",
-                sorted(before),
-                sorted(after),
-                route,
-                Leaf("present", added[0], name),
+                kind=Kind.CONSTRAINT_TIGHTENED,
+                pointer=f"{at}/{_escape(name)}",
+                name="dependentRequired",
+                old=sorted(before),
+                new=sorted(after),
+                route=route,
+                leaf=Leaf("present", added[0], name),
             )
         )
     if relaxed:
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_RELAXED,
-                at,
-                "dependentRequired",
-                {k: sorted(v) for k, v in sorted(old.dependent_required.items())},
-                {k: sorted(v) for k, v in sorted(new.dependent_required.items())},
+                kind=Kind.CONSTRAINT_RELAXED,
+                pointer=at,
+                name="dependentRequired",
+                old={k: sorted(v) for k, v in sorted(old.dependent_required.items())},
+                new={k: sorted(v) for k, v in sorted(new.dependent_required.items())},
             )
         )
 
@@ -96,7 +96,14 @@ def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, ro
         at = f"{pointer}/dependentSchemas/{_escape(name)}"
         if after is None:
             assert before is not None
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "dependentSchemas", old=before.raw))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name="dependentSchemas",
+                    old=before.raw,
+                )
+            )
             continue
         if _never_sent(old, name) or (before is not None and not before.admits("object")):
             continue  # no valid object carried `name`

@@ -23,7 +23,11 @@ def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Ro
         before = old.annotations.get(keyword, ABSENT)
         after = new.annotations.get(keyword, ABSENT)
         if before != after:
-            walk.emit(Finding(kind, f"{pointer}/{keyword}", keyword, before, after))
+            walk.emit(
+                Finding(
+                    kind=kind, pointer=f"{pointer}/{keyword}", name=keyword, old=before, new=after
+                )
+            )
 
 
 def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -43,13 +47,13 @@ def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: 
         if before != after:
             walk.emit(
                 Finding(
-                    Kind.UNANALYZABLE,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    before,
-                    after,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=before,
+                    new=after,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
 
@@ -61,13 +65,13 @@ def _borrowed_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
             continue  # reported with the opaque keywords
         walk.emit(
             Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/{keyword}",
-                keyword,
-                old.raw[keyword],
-                new.raw[keyword],
-                route,
-                Leaf("sample"),
+                kind=Kind.UNANALYZABLE,
+                pointer=f"{pointer}/{keyword}",
+                name=keyword,
+                old=old.raw[keyword],
+                new=new.raw[keyword],
+                route=route,
+                leaf=Leaf("sample"),
             )
         )
 
@@ -86,13 +90,13 @@ def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
     known = dialect_of(old.schema_uri) is not None and dialect_of(new.schema_uri) is not None
     walk.emit(
         Finding(
-            Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
-            f"{pointer}/$schema",
-            "$schema",
-            ABSENT if old.schema_uri is None else old.schema_uri,
-            ABSENT if new.schema_uri is None else new.schema_uri,
-            None if known else route,
-            None if known else Leaf("sample"),
+            kind=Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
+            pointer=f"{pointer}/$schema",
+            name="$schema",
+            old=ABSENT if old.schema_uri is None else old.schema_uri,
+            new=ABSENT if new.schema_uri is None else new.schema_uri,
+            route=None if known else route,
+            leaf=None if known else Leaf("sample"),
         )
     )
 

@@ -123,15 +123,15 @@ def properties_changed(
             )
             walk.emit(
                 Finding(
-                    Kind.PROPERTY_RENAMED,
-                    at,
-                    name,
-                    name,
-                    new_name,
-                    (*route, Step("prop", name)),
-                    Leaf("sample"),
-                    op,
-                    {"new_name": new_name},
+                    kind=Kind.PROPERTY_RENAMED,
+                    pointer=at,
+                    name=name,
+                    old=name,
+                    new=new_name,
+                    route=(*route, Step("prop", name)),
+                    leaf=Leaf("sample"),
+                    suggested_op=op,
+                    extra={"new_name": new_name},
                     refused=_refused(walk, new, name, gone),
                     holder=new.pointer,
                 )
@@ -155,14 +155,14 @@ def properties_changed(
         op = {"op": "drop", "path": target} if target and name not in new.required else None
         walk.emit(
             Finding(
-                Kind.PROPERTY_REMOVED,
-                at,
-                name,
-                _raw(gone),
-                ABSENT,
-                (*route, Step("prop", name)),
-                Leaf("sample"),
-                op,
+                kind=Kind.PROPERTY_REMOVED,
+                pointer=at,
+                name=name,
+                old=_raw(gone),
+                new=ABSENT,
+                route=(*route, Step("prop", name)),
+                leaf=Leaf("sample"),
+                suggested_op=op,
                 refused=kept is not None,
                 holder=new.pointer,
             )
@@ -171,7 +171,9 @@ def properties_changed(
         if name in renamed_to:
             continue
         at = f"{pointer}/properties/{_escape(name)}"
-        walk.emit(Finding(Kind.PROPERTY_ADDED, at, name, new=_raw(new.properties[name])))
+        walk.emit(
+            Finding(kind=Kind.PROPERTY_ADDED, pointer=at, name=name, new=_raw(new.properties[name]))
+        )
         _default_changed(walk, old, new, None, name, at, route)
         unlisted = _unlisted_schema(old, name)
         if unlisted is not None:
@@ -295,7 +297,18 @@ def _default_changed(
     if op is not None and not _sendable(new_node, fill):
         op = None  # no call carrying it would be valid: nothing to convert to
     leaf = Leaf("absent", name=old_name or new_name)
-    walk.emit(Finding(kind, f"{at}/default", new_name, old_value, new_value, route, leaf, op))
+    walk.emit(
+        Finding(
+            kind=kind,
+            pointer=f"{at}/default",
+            name=new_name,
+            old=old_value,
+            new=new_value,
+            route=route,
+            leaf=leaf,
+            suggested_op=op,
+        )
+    )
 
 
 def _sendable(node: Node, value: Any) -> bool:
@@ -335,20 +348,22 @@ def required_changed(
         op = {"op": "fill", "path": target, "value": sample} if target else None
         walk.emit(
             Finding(
-                Kind.REQUIRED_ADDED,
-                f"{pointer}/required",
-                name,
-                ABSENT,
-                name,
-                route,
-                Leaf("absent", name=source or name),
-                op,
+                kind=Kind.REQUIRED_ADDED,
+                pointer=f"{pointer}/required",
+                name=name,
+                old=ABSENT,
+                new=name,
+                route=route,
+                leaf=Leaf("absent", name=source or name),
+                suggested_op=op,
             )
         )
     for name in sorted(old.required - new.required):
         if name in renames and renames[name] in new.required:
             continue
-        walk.emit(Finding(Kind.REQUIRED_REMOVED, f"{pointer}/required", name, old=name))
+        walk.emit(
+            Finding(kind=Kind.REQUIRED_REMOVED, pointer=f"{pointer}/required", name=name, old=name)
+        )
 
 
 def _fill_value(node: Node | None) -> Any:
@@ -393,24 +408,40 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     if _evaluated_elsewhere(old) or _evaluated_elsewhere(new):
         if old_keyword != new_keyword or old_shown != new_shown:
             walk.emit(
-                Finding(Kind.UNANALYZABLE, at, keyword, old_shown, new_shown, route, Leaf("sample"))
+                Finding(
+                    kind=Kind.UNANALYZABLE,
+                    pointer=at,
+                    name=keyword,
+                    old=old_shown,
+                    new=new_shown,
+                    route=route,
+                    leaf=Leaf("sample"),
+                )
             )
         return
     extra = _unlisted_name(old, new)
     if old_open:
         walk.emit(
             Finding(
-                Kind.CONTENT_MODEL_CLOSED,
-                at,
-                keyword,
-                old_shown,
-                new_shown,
-                route,
-                Leaf("with", _unlisted_value(new_child), extra),
+                kind=Kind.CONTENT_MODEL_CLOSED,
+                pointer=at,
+                name=keyword,
+                old=old_shown,
+                new=new_shown,
+                route=route,
+                leaf=Leaf("with", _unlisted_value(new_child), extra),
             )
         )
     elif new_open:
-        walk.emit(Finding(Kind.CONTENT_MODEL_OPENED, at, keyword, old_shown, new_shown))
+        walk.emit(
+            Finding(
+                kind=Kind.CONTENT_MODEL_OPENED,
+                pointer=at,
+                name=keyword,
+                old=old_shown,
+                new=new_shown,
+            )
+        )
     else:
         assert old_child is not None and new_child is not None
         walk.compare(old_child, new_child, at, (*route, Step("extra", extra)))

@@ -32,10 +32,22 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     leaving it widens.
     """
     if new.accepts_nothing and not old.accepts_nothing:
-        walk.emit(Finding(Kind.TYPE_NARROWED, pointer, "type", True, False, route, Leaf("sample")))
+        walk.emit(
+            Finding(
+                kind=Kind.TYPE_NARROWED,
+                pointer=pointer,
+                name="type",
+                old=True,
+                new=False,
+                route=route,
+                leaf=Leaf("sample"),
+            )
+        )
         return
     if old.accepts_nothing and not new.accepts_nothing:
-        walk.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new.raw))
+        walk.emit(
+            Finding(kind=Kind.TYPE_WIDENED, pointer=pointer, name="type", old=False, new=new.raw)
+        )
         return
     if old.types is not None and old.types == new.types:
         return  # the same `type` keyword: the same types either way
@@ -53,17 +65,25 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     if lost:
         walk.emit(
             Finding(
-                Kind.TYPE_NARROWED,
-                f"{pointer}/type",
-                "type",
-                old_shown,
-                new_shown,
-                route,
-                Leaf("typed", lost[0]),
+                kind=Kind.TYPE_NARROWED,
+                pointer=f"{pointer}/type",
+                name="type",
+                old=old_shown,
+                new=new_shown,
+                route=route,
+                leaf=Leaf("typed", lost[0]),
             )
         )
     if gained:
-        walk.emit(Finding(Kind.TYPE_WIDENED, f"{pointer}/type", "type", old_shown, new_shown))
+        walk.emit(
+            Finding(
+                kind=Kind.TYPE_WIDENED,
+                pointer=f"{pointer}/type",
+                name="type",
+                old=old_shown,
+                new=new_shown,
+            )
+        )
 
 
 def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -89,11 +109,19 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         if json_key(sample) in {json_key(v) for v in new_values}:
             sample = _value_outside(old, new_values)
         walk.emit(
-            Finding(kind, at, keyword, ABSENT, list(new_values), route, Leaf("value", sample))
+            Finding(
+                kind=kind,
+                pointer=at,
+                name=keyword,
+                old=ABSENT,
+                new=list(new_values),
+                route=route,
+                leaf=Leaf("value", sample),
+            )
         )
         return
     if new_values is None:
-        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, old=list(old_values)))
+        walk.emit(Finding(kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=list(old_values)))
         return
     lost = json_missing(old_values, new_values)
     gained = json_missing(new_values, old_values)
@@ -101,13 +129,13 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         if old.has_const and new.has_const:
             walk.emit(
                 Finding(
-                    Kind.CONST_CHANGED,
-                    at,
-                    keyword,
-                    old.const,
-                    new.const,
-                    route,
-                    Leaf("value", old.const),
+                    kind=Kind.CONST_CHANGED,
+                    pointer=at,
+                    name=keyword,
+                    old=old.const,
+                    new=new.const,
+                    route=route,
+                    leaf=Leaf("value", old.const),
                 )
             )
             return
@@ -124,18 +152,22 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         )
         walk.emit(
             Finding(
-                Kind.ENUM_NARROWED,
-                at,
-                keyword,
-                lost,
-                list(new_values),
-                route,
-                Leaf("value", lost[0]),
-                op,
+                kind=Kind.ENUM_NARROWED,
+                pointer=at,
+                name=keyword,
+                old=lost,
+                new=list(new_values),
+                route=route,
+                leaf=Leaf("value", lost[0]),
+                suggested_op=op,
             )
         )
     if gained:
-        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), gained))
+        walk.emit(
+            Finding(
+                kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=list(old_values), new=gained
+            )
+        )
 
 
 def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:

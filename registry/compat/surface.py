@@ -145,11 +145,11 @@ def _schema(
             if before != after or not json_same(before, after):
                 findings.append(
                     Finding(
-                        KINDS[key],
-                        f"{pointer}/{_escape(key)}",
-                        key,
-                        before,
-                        after,
+                        kind=KINDS[key],
+                        pointer=f"{pointer}/{_escape(key)}",
+                        name=key,
+                        old=before,
+                        new=after,
                     )
                 )
             continue
@@ -161,13 +161,19 @@ def _schema(
         at = f"{pointer}/{_escape(key)}"
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
-            findings.append(Finding(Kind.ENUM_WIDENED, at, "enum", list(before), gained))
+            findings.append(
+                Finding(
+                    kind=Kind.ENUM_WIDENED, pointer=at, name="enum", old=list(before), new=gained
+                )
+            )
         elif plain and key == "required" and _plain_object(old) and _plain_object(new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
-                findings.append(Finding(Kind.REQUIRED_REMOVED, at, name, old=name))
+                findings.append(
+                    Finding(kind=Kind.REQUIRED_REMOVED, pointer=at, name=name, old=name)
+                )
         elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
             required = old.get("required", _NO_NAMES)
@@ -213,7 +219,9 @@ def _map(
             if not _plain_addition(schema) or name in required:
                 raise _Other
             at_name = f"{at}/{_escape(name)}"
-            findings.append(Finding(Kind.PROPERTY_ADDED, at_name, name, new=schema))
+            findings.append(
+                Finding(kind=Kind.PROPERTY_ADDED, pointer=at_name, name=name, new=schema)
+            )
     for name, first in old.items():
         second = new[name]
         if first == second:

@@ -79,7 +79,7 @@ class Leaf:
     name: str = ""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Finding:
     """`old` and `new` are the values before and after, `ABSENT` where there is none
     (`None` is JSON's null). `refused`: a property removed or renamed whose old
@@ -146,7 +146,7 @@ def budget_finding(bound: str, value: int, pointer: str, name: str) -> Finding:
     1,000 object branches, every branch changed, try more branch pairs than
     `max_branch_pairs`: `unanalyzable` at `/inputSchema/properties/v/anyOf`."""
     message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
-    return Finding(Kind.UNANALYZABLE, pointer, name, extra={"bound": message})
+    return Finding(kind=Kind.UNANALYZABLE, pointer=pointer, name=name, extra={"bound": message})
 
 
 def unlimited() -> Budget:
@@ -205,7 +205,15 @@ class Walk:
         if old_node.unsatisfiable():
             # no value was valid here: nothing old callers sent can break
             if not new_node.unsatisfiable():
-                self.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new_node.raw))
+                self.emit(
+                    Finding(
+                        kind=Kind.TYPE_WIDENED,
+                        pointer=pointer,
+                        name="type",
+                        old=False,
+                        new=new_node.raw,
+                    )
+                )
             return
         rules = self.rules
         old_raw, new_raw = old_node.raw, new_node.raw
