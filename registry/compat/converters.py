@@ -22,9 +22,10 @@ import msgspec
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from registry.compat.classify import classify_schemas
+from registry.compat.jsonvalues import json_key
 from registry.compat.kinds import Side
 from registry.compat.report import ChangeReport
-from registry.compat.shape import json_key
+from registry.pointers import join, unescape
 
 __all__ = [
     "ConversionRejected",
@@ -107,7 +108,7 @@ def parse_pointer(pointer: str) -> list[str]:
         stripped = token.replace("~0", "").replace("~1", "")
         if "~" in stripped:
             raise ConverterError(f"{pointer!r} is not a JSON Pointer ('~' must be ~0 or ~1)")
-    return [t.replace("~1", "/").replace("~0", "~") for t in tokens]
+    return [unescape(t) for t in tokens]
 
 
 def parse_ops(raw: Any) -> list[Op]:
@@ -427,14 +428,10 @@ def _object_schema(root: dict[str, Any], tokens: list[str], pointer: str) -> dic
     for depth, token in enumerate(tokens[:-1]):
         properties = node.get("properties", {})
         if token not in properties:
-            raise _Missing(_pointer(tokens[: depth + 1]))
+            raise _Missing(join(tokens[: depth + 1]))
         properties[token] = _inline(root, properties[token])
         node = properties[token]
     return node
-
-
-def _pointer(tokens: list[str]) -> str:
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
 def _inline(root: dict[str, Any], schema: Any) -> dict[str, Any]:
@@ -450,11 +447,7 @@ def _inline(root: dict[str, Any], schema: Any) -> dict[str, Any]:
         seen.add(ref)
         target: Any = root
         for token in ref[2:].split("/") if ref != "#" else []:
-            target = (
-                target.get(token.replace("~1", "/").replace("~0", "~"), {})
-                if isinstance(target, dict)
-                else {}
-            )
+            target = target.get(unescape(token), {}) if isinstance(target, dict) else {}
         if isinstance(target, dict):
             out = {**copy.deepcopy(target), **out}
     return out

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from registry.compat.dialects import ANNOTATIONS, UNANALYZABLE, Dialect
-from registry.compat.jsonvalues import json_key
+from registry.compat.jsonvalues import is_number, json_key
 
 __all__ = ["Folded", "fold"]
 
@@ -256,7 +256,7 @@ def _combine(key: str, mine: Any, theirs: Any) -> Any:
         allowed = {json_key(v) for v in theirs}
         return [v for v in mine if json_key(v) in allowed]
     if key in _LOWER or key in _UPPER:
-        if not (_is_number(mine) and _is_number(theirs)):
+        if not (is_number(mine) and is_number(theirs)):
             return _CONFLICT
         return max(mine, theirs) if key in _LOWER else min(mine, theirs)
     if key == "uniqueItems" and isinstance(mine, bool) and isinstance(theirs, bool):
@@ -280,10 +280,6 @@ def _types(mine: Any, theirs: Any) -> Any:
     out = [t for t in first if t in second or (t == "integer" and "number" in second)]
     out += [t for t in second if t == "integer" and "number" in first and t not in out]
     return out[0] if len(out) == 1 else out
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _code(value: Any) -> bytes:

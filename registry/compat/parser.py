@@ -36,11 +36,11 @@ from registry.compat.schema import (
     Node,
     Properties,
     blank,
-    escape,
     local_target,
     new_node,
     no_children,
 )
+from registry.pointers import escape
 
 __all__ = ["parse_schema"]
 

@@ -11,9 +11,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from registry.compat.jsonvalues import json_key
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.shape import json_key
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 from registry.patterns import PatternError, search
 

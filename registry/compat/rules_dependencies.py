@@ -8,16 +8,13 @@ from __future__ import annotations
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANY_STRING, ANYTHING, Node
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, deref
+from registry.pointers import escape
 
 __all__ = ["RULES"]
 
 
 def _both_objects(old: Node, new: Node) -> bool:
     return old.admits("object") and new.admits("object")
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _never_sent(node: Node, name: str) -> bool:
@@ -59,7 +56,7 @@ def dependent_required_changed(
         walk.emit(
             Finding(
                 kind=Kind.CONSTRAINT_TIGHTENED,
-                pointer=f"{at}/{_escape(name)}",
+                pointer=f"{at}/{escape(name)}",
                 name="dependentRequired",
                 old=sorted(before),
                 new=sorted(after),
@@ -93,7 +90,7 @@ def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, ro
     for name in sorted(old.dependent_schemas.keys() | new.dependent_schemas.keys()):
         before = old.dependent_schemas.get(name)
         after = new.dependent_schemas.get(name)
-        at = f"{pointer}/dependentSchemas/{_escape(name)}"
+        at = f"{pointer}/dependentSchemas/{escape(name)}"
         if after is None:
             assert before is not None
             walk.emit(

@@ -13,10 +13,10 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from registry.compat.jsonvalues import encode
+from registry.compat.jsonvalues import encode, json_key
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
-from registry.compat.shape import json_key, shape
+from registry.compat.shape import shape
 from registry.compat.walk import (
     ABSENT,
     Finding,
@@ -28,6 +28,7 @@ from registry.compat.walk import (
     deref,
 )
 from registry.patterns import PatternError, linear_validator, search
+from registry.pointers import escape
 
 __all__ = ["RULES"]
 
@@ -36,10 +37,6 @@ def _both_objects(old: Node, new: Node) -> bool:
     """Object keywords matter only where old and new both admit objects; a type
     change is reported by the type rule."""
     return old.admits("object") and new.admits("object")
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _renames(old: Node, new: Node) -> dict[str, str]:
@@ -107,7 +104,7 @@ def properties_changed(
     added = [n for n in new_names if n not in old_names]
     renamed_to = set(renames.values())
     for name in removed:
-        at = f"{pointer}/properties/{_escape(name)}"
+        at = f"{pointer}/properties/{escape(name)}"
         target = arguments_pointer((*route, Step("prop", name)))
         gone = old.properties[name]
         if name in renames:
@@ -136,7 +133,7 @@ def properties_changed(
                     holder=new.pointer,
                 )
             )
-            new_at = f"{pointer}/properties/{_escape(new_name)}"
+            new_at = f"{pointer}/properties/{escape(new_name)}"
             _default_changed(walk, old, new, name, new_name, new_at, route)
             walk.compare(gone, new.properties[new_name], new_at, (*route, Step("prop", name)))
             continue
@@ -170,7 +167,7 @@ def properties_changed(
     for name in added:
         if name in renamed_to:
             continue
-        at = f"{pointer}/properties/{_escape(name)}"
+        at = f"{pointer}/properties/{escape(name)}"
         walk.emit(
             Finding(kind=Kind.PROPERTY_ADDED, pointer=at, name=name, new=_raw(new.properties[name]))
         )
@@ -181,7 +178,7 @@ def properties_changed(
     # A property with the same schema on both sides (no `$ref`) has the same
     # default and nothing below it differs: only the others are compared.
     for name in walk.changed_properties(old, new):
-        at = f"{pointer}/properties/{_escape(name)}"
+        at = f"{pointer}/properties/{escape(name)}"
         _default_changed(walk, old, new, name, name, at, route)
         walk.compare(old.properties[name], new.properties[name], at, (*route, Step("prop", name)))
 
@@ -466,7 +463,7 @@ def pattern_properties_changed(
         walk.compare(
             old_patterns[pattern],
             new_patterns[pattern],
-            f"{pointer}/patternProperties/{_escape(pattern)}",
+            f"{pointer}/patternProperties/{escape(pattern)}",
             (*route, Step("extra", _name_matching(pattern, old))),
         )
     for pattern in sorted(new_patterns.keys() - old_patterns.keys()):
@@ -493,7 +490,7 @@ def _pattern_added(walk: Walk, old: Node, new: Node, pattern: str, at: str, rout
     for source_name, source in sources:
         findings = walk.probe(source, schema, (*route, Step("prop", source_name)), validity=True)
         for finding in findings:
-            finding.pointer = f"{at}/{_escape(pattern)}" + finding.pointer[len(schema.pointer) :]
+            finding.pointer = f"{at}/{escape(pattern)}" + finding.pointer[len(schema.pointer) :]
             walk.emit(finding)
         if findings:
             return

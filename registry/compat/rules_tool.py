@@ -14,6 +14,7 @@ from typing import Any
 from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind
 from registry.compat.walk import ABSENT, Finding
+from registry.pointers import escape
 
 __all__ = [
     "ESCALATION",
@@ -253,7 +254,7 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
             findings.append(
                 Finding(
                     kind=Kind.UNANALYZABLE,
-                    pointer=f"/execution/{_escape(key)}",
+                    pointer=f"/execution/{escape(key)}",
                     name=key,
                     old=was,
                     new=now,
@@ -270,7 +271,7 @@ def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding
     return [
         Finding(
             kind=Kind.EXTENSION_CHANGED,
-            pointer=f"/{_escape(key)}",
+            pointer=f"/{escape(key)}",
             name=key,
             old=old.get(key, ABSENT),
             new=new.get(key, ABSENT),
@@ -278,7 +279,3 @@ def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding
         for key in sorted((old.keys() | new.keys()) - MCP_TOOL_FIELDS)
         if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
     ]
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.compat.jsonvalues import json_missing
+from registry.compat.jsonvalues import json_key, json_missing
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.shape import json_key
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk, arguments_pointer
 
 __all__ = ["RULES"]

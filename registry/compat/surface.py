@@ -33,6 +33,7 @@ from registry.compat.dialects import ANNOTATIONS
 from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
 from registry.compat.kinds import Kind
 from registry.compat.walk import ABSENT, Finding
+from registry.pointers import escape
 
 __all__ = ["KINDS", "surface_changes"]
 
@@ -146,7 +147,7 @@ def _schema(
                 findings.append(
                     Finding(
                         kind=KINDS[key],
-                        pointer=f"{pointer}/{_escape(key)}",
+                        pointer=f"{pointer}/{escape(key)}",
                         name=key,
                         old=before,
                         new=after,
@@ -158,7 +159,7 @@ def _schema(
                 olds.append(before)
                 news.append(after)
             continue
-        at = f"{pointer}/{_escape(key)}"
+        at = f"{pointer}/{escape(key)}"
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
             findings.append(
@@ -218,7 +219,7 @@ def _map(
             schema = new[name]
             if not _plain_addition(schema) or name in required:
                 raise _Other
-            at_name = f"{at}/{_escape(name)}"
+            at_name = f"{at}/{escape(name)}"
             findings.append(
                 Finding(kind=Kind.PROPERTY_ADDED, pointer=at_name, name=name, new=schema)
             )
@@ -228,7 +229,7 @@ def _map(
             olds.append(first)
             news.append(second)
         else:
-            _schema(first, second, f"{at}/{_escape(name)}", findings, olds, news, depth + 1, adds)
+            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
 
 
 def _plain_object(schema: dict[str, Any]) -> bool:
@@ -274,9 +275,3 @@ def _plain_addition(schema: Any) -> bool:
 
 
 _NO_NAMES: list[str] = []
-
-
-def _escape(token: str) -> str:
-    if "~" not in token and "/" not in token:
-        return token
-    return token.replace("~", "~0").replace("/", "~1")

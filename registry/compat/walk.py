@@ -25,6 +25,7 @@ from typing import Any
 
 from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
+from registry.pointers import join
 
 __all__ = [
     "ABSENT",
@@ -387,4 +388,4 @@ def arguments_pointer(route: Route) -> str | None:
     """The JSON Pointer into the arguments object, when the route is all properties."""
     if any(step.via != "prop" for step in route):
         return None
-    return "".join("/" + str(step.key).replace("~", "~0").replace("/", "~1") for step in route)
+    return join(step.key for step in route)
