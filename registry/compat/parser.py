@@ -15,13 +15,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from registry.compat.bounds import BOUNDS, BY_KEYWORD
+from registry.compat.bounds import KEYWORDS as BOUND_KEYWORDS
 from registry.compat.dialects import ANNOTATIONS, DEFAULT, KNOWN, UNANALYZABLE, Dialect, dialect_of
 from registry.compat.fold import Folded, fold
 from registry.compat.jsonvalues import encode, is_number
 from registry.compat.nesting import check_nesting
 from registry.compat.report import ClassificationError
 from registry.compat.schema import (
-    BOUND_KEYWORDS,
     CHILD_KEYWORDS,
     CONTAINERS,
     IDENTITY_KEYWORDS,
@@ -96,7 +97,8 @@ def _keyword_kinds(dialect: Dialect) -> dict[str, int]:
 
 
 _KINDS: dict[str, dict[str, int]] = {}
-_DRAFT04_EXCLUSIVE = (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum"))
+# draft-04 spells an exclusive bound as a boolean beside its inclusive keyword
+_DRAFT04_EXCLUSIVE = tuple((b.exclusive_of, b.keyword) for b in BOUNDS if b.exclusive_of)
 _SINGLE_TYPES = {name: frozenset({name}) for name in JSON_TYPES}
 
 
@@ -367,7 +369,7 @@ class _Parser:
         """A bound that is not a plain finite number; True for a draft-04 boolean."""
         if key.startswith("exclusive") and isinstance(value, bool):
             # draft-04: a boolean that makes minimum/maximum exclusive
-            plain = "minimum" if key == "exclusiveMinimum" else "maximum"
+            plain = BY_KEYWORD[key].exclusive_of
             if value and plain in raw:
                 node.bounds[key] = raw[plain]
             return True

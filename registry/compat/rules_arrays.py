@@ -5,6 +5,7 @@ position, and `contains` with `minContains` / `maxContains`.
 
 from __future__ import annotations
 
+from registry.compat.bounds import BOUNDS
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Step, Walk
@@ -106,6 +107,10 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         )
 
 
+# `minContains` / `maxContains`: how many items must match `contains`
+_COUNTS = tuple(bound for bound in BOUNDS if bound.measures == "contains")
+
+
 def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`contains` with `minContains` / `maxContains`: an array must hold between
     min (1) and max matching items. A `contains` added, a narrower one, a
@@ -153,18 +158,16 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
                 leaf=Leaf("sample"),
             )
         )
-    for keyword in ("minContains", "maxContains"):
-        lower = keyword == "minContains"
-        old_bound = old.bounds.get(keyword, 1 if lower else ABSENT)
-        new_bound = new.bounds.get(keyword, 1 if lower else ABSENT)
-        if old_bound == new_bound:
+    for bound in _COUNTS:
+        keyword = bound.keyword
+        was = old.bounds.get(keyword, bound.absent)
+        now = new.bounds.get(keyword, bound.absent)
+        if was == now:
             continue
-        if new_bound is ABSENT or old_bound is ABSENT:
-            tightened = new_bound is not ABSENT
-        else:
-            tightened = new_bound > old_bound if lower else new_bound < old_bound
+        old_bound = ABSENT if was is None else was
+        new_bound = ABSENT if now is None else now
         at = f"{pointer}/{keyword}"
-        if tightened:
+        if bound.tightens(was, now):
             walk.emit(
                 Finding(
                     kind=Kind.CONSTRAINT_TIGHTENED,

@@ -34,7 +34,6 @@ __all__ = [
     "ANNOTATION_KEYWORDS",
     "ANYTHING",
     "ANY_STRING",
-    "BOUND_KEYWORDS",
     "Limits",
     "Node",
     "Properties",
@@ -76,22 +75,6 @@ class Limits:
 
 # Keywords that carry no validation: differences are cosmetic.
 ANNOTATION_KEYWORDS = ANNOTATIONS
-
-BOUND_KEYWORDS = (
-    "minimum",
-    "exclusiveMinimum",
-    "maximum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "minProperties",
-    "maxProperties",
-    "multipleOf",
-    "minContains",
-    "maxContains",
-)
 
 # Keywords that name or hold schemas without constraining an instance.
 IDENTITY_KEYWORDS = frozenset({"$id", "id", "$anchor", "$schema"})

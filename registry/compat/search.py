@@ -40,6 +40,7 @@ from jsonschema import FormatChecker
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, extend, validator_for
 
+from registry.compat.bounds import NUMERIC
 from registry.compat.jsonvalues import encode, json_key, json_type
 from registry.compat.kinds import READ_DIFFERENTLY, Kind
 from registry.compat.schema import ANYTHING, Node, local_target
@@ -59,7 +60,7 @@ __all__ = ["MAX_CANDIDATES", "PYTHON_FIRST", "WitnessSearch"]
 MAX_CANDIDATES = 40
 PYTHON_FIRST = 6
 _TYPICAL: tuple[Any, ...] = ("", "x", 0, 1, -1, 0.5, True, False, None, {}, [])
-_BOUNDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+_BOUNDS = frozenset(bound.keyword for bound in NUMERIC)
 MAX_BOUNDS = 8
 _UNSET: Any = object()
 

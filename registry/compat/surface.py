@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from registry.compat.bounds import BOUNDS
 from registry.compat.dialects import ANNOTATIONS
 from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
 from registry.compat.kinds import Kind
@@ -79,12 +80,17 @@ _OBJECT_KEYS = ANNOTATIONS | {
     "properties",
     "required",
     "additionalProperties",
-    "minProperties",
-    "maxProperties",
     "default",
     "$schema",
+    *(b.keyword for b in BOUNDS if b.measures == "properties"),
 }
-_ARRAY_KEYS = ANNOTATIONS | {"type", "items", "minItems", "maxItems", "uniqueItems", "default"}
+_ARRAY_KEYS = ANNOTATIONS | {
+    "type",
+    "items",
+    "uniqueItems",
+    "default",
+    *(b.keyword for b in BOUNDS if b.measures == "items"),
+}
 # What a plain scalar schema whose `enum` grows may declare.
 _SCALAR_KEYS = ANNOTATIONS | {"type", "enum", "default"}
 _SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
