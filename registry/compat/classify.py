@@ -20,15 +20,15 @@ from registry.compat import (
 from registry.compat.dialects import DEFAULT, dialect_of
 from registry.compat.jsonvalues import encode, json_same
 from registry.compat.kinds import Kind, Severity, Side, message_of, severity_of, worst
-from registry.compat.parser import parse_schema
+from registry.compat.parser import check_depth, parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
-from registry.compat.rules_tool import tool_changes
+from registry.compat.rules_tool import output_schema_changed, tool_changes
 from registry.compat.schema import INERT, Limits, Node
 from registry.compat.search import WitnessSearch
 from registry.compat.surface import surface_changes
 from registry.compat.walk import ABSENT, Budget, Finding, OutOfBudget, Walk, budget_finding
 
-__all__ = ["LIMITS", "change_of", "classify", "classify_schemas", "show"]
+__all__ = ["LIMITS", "change_of", "classify", "classify_schemas", "rewritten", "show"]
 
 LIMITS = Limits()
 
@@ -124,16 +124,8 @@ def _compare_output(
     old_def: dict[str, Any], new_def: dict[str, Any], limits: Limits
 ) -> list[Change]:
     old, new = old_def.get("outputSchema"), new_def.get("outputSchema")
-    if old is None:
-        finding = Finding(
-            kind=Kind.PROPERTY_ADDED, pointer="/outputSchema", name="outputSchema", new=new
-        )
-        return [_change(Side.OUTPUT, finding, None)]
-    if new is None:
-        finding = Finding(
-            kind=Kind.PROPERTY_REMOVED, pointer="/outputSchema", name="outputSchema", old=old
-        )
-        return [_change(Side.OUTPUT, finding, None)]
+    if old is None or new is None:
+        return [_change(Side.OUTPUT, finding) for finding in output_schema_changed(old, new)]
     return _compare_side(old, new, "/outputSchema", Side.OUTPUT, limits)
 
 
@@ -144,9 +136,12 @@ def _compare_side(old: Any, new: Any, pointer: str, side: Side, limits: Limits) 
         old, new = _without_dialect(old), _without_dialect(new)
         if json_same(old, new):
             return []
-    surface = surface_changes(old, new, pointer)
-    if surface is not None:  # surface changes alone (surface.py): no walk needed
-        return [_change(side, f) for f in surface or [_rewritten(pointer)]]
+    surface = surface_changes(old, new, pointer, limits)
+    if surface is not None:  # surface changes alone (surface.py): the walk would say the same
+        # (the walk refuses a document nested past `max_depth` wherever it is)
+        check_depth(old, pointer, limits)
+        check_depth(new, pointer, limits)
+        return [_change(side, f) for f in surface or [rewritten(pointer)]]
     return _walked(old, new, pointer, side, limits)
 
 
@@ -180,6 +175,7 @@ def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> lis
         rules=RULES,
         unsafe=_unsafe(old_root, new_root),
         union_rules=UNION_RULES,
+        empty_rules=rules_values.EMPTY_RULES,
         budget=budget,
     )
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code
@@ -191,9 +187,13 @@ def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> lis
         walk.findings = []
         budget.spent, budget.where = budget.spent or "Python's recursion limit", pointer
     if budget.spent is not None:
-        walk.findings.append(_out_of_budget(budget, limits))
+        bound = budget.spent or ""
+        value = getattr(limits, bound, None)
+        walk.findings.append(
+            budget_finding(bound, value if isinstance(value, int) else None, budget.where, bound)
+        )
     if not walk.findings:
-        walk.emit(_rewritten(pointer))
+        walk.emit(rewritten(pointer))
     witnesses = (
         WitnessSearch(old_root, (old, old_code), (new, new_code), limits.max_witness_bytes)
         if side is Side.INPUT
@@ -202,24 +202,11 @@ def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> lis
     return [_change(side, f, witnesses) for f in walk.findings]
 
 
-def _out_of_budget(budget: Budget, limits: Limits) -> Finding:
-    """`unanalyzable` where the side's work budget ran out (`budget_finding`)."""
-    bound = budget.spent or ""
-    value = getattr(limits, bound, None)
-    if isinstance(value, int):
-        return budget_finding(bound, value, budget.where, bound)
-    return Finding(
-        kind=Kind.UNANALYZABLE,
-        pointer=budget.where,
-        name=bound,
-        extra={"bound": f"the engine could not finish the comparison here ({bound})"},
-    )
-
-
-def _rewritten(pointer: str) -> Finding:
+def rewritten(pointer: str) -> Finding:
     """`schema-rewritten`: different JSON with the same meaning (`$id`, a
-    definition moved, `allOf[A]` for `A`, ...). Example: `{"allOf": [{"type":
-    "string"}, {"maxLength": 5}]}` -> `{"type": "string", "maxLength": 5}`."""
+    definition moved, `allOf[A]` for `A`, ...), where no rule found anything.
+    Example: `{"allOf": [{"type": "string"}, {"maxLength": 5}]}` ->
+    `{"type": "string", "maxLength": 5}`."""
     return Finding(kind=Kind.SCHEMA_REWRITTEN, pointer=pointer, name=pointer.lstrip("/"))
 
 

@@ -43,7 +43,7 @@ from registry.compat.schema import (
 )
 from registry.pointers import escape
 
-__all__ = ["parse_schema"]
+__all__ = ["check_depth", "parse_schema"]
 
 # How `_Parser._fill` treats each keyword of a node.
 (
@@ -419,11 +419,18 @@ def parse_schema(raw: Any, pointer: str, limits: Limits, *, encoded: bytes | Non
     subtree reaches a report. `encoded`, the document's JSON when the caller
     has it, lets a small document without `$ref` skip that walk.
     """
-    if not _shallow(encoded, limits.max_depth):
-        check_nesting(raw, pointer, limits.max_depth)
+    check_depth(raw, pointer, limits, encoded)
     uri = raw.get("$schema") if isinstance(raw, dict) else None
     parser = _Parser(raw, pointer, limits, dialect_of(uri) or DEFAULT)
     return parser.parse(raw, "", 0)
+
+
+def check_depth(raw: Any, pointer: str, limits: Limits, encoded: bytes | None = None) -> None:
+    """Refuse (`ClassificationError`) a document whose schemas nest deeper than
+    `limits.max_depth`, wherever that is: what every classification of it
+    does, walked or settled by the cheap pass."""
+    if not _shallow(encoded, limits.max_depth):
+        check_nesting(raw, pointer, limits.max_depth)
 
 
 def _shallow(encoded: bytes | None, limit: int) -> bool:

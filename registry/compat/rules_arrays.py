@@ -52,7 +52,9 @@ def _dynamic(node: Node) -> bool:
 def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """Positions are paired: tuple position i with tuple position i, the rest
     with the rest, a position one side lists against the other's rest schema.
-    `unevaluatedItems` counts as the rest where nothing beside it evaluates items.
+    `unevaluatedItems` counts as the rest where nothing beside it evaluates
+    items; beside `contains` or subschemas that do, a change of it is
+    `unanalyzable` (which items it reaches depends on the instance).
 
     Example: `{"items": {"type": "string"}}` -> `{"items": {"type":
     "integer"}}` reports type-narrowed at `/items/type`; the witness is an
@@ -112,7 +114,8 @@ _COUNTS = tuple(bound for bound in BOUNDS if bound.measures == "contains")
 
 
 def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`contains` with `minContains` / `maxContains`: an array must hold between
+    """`constraint-tightened` / `constraint-relaxed` for `contains` with
+    `minContains` / `maxContains` (`bounds.BOUNDS`): an array must hold between
     min (1) and max matching items. A `contains` added, a narrower one, a
     larger `minContains` or a smaller `maxContains` tighten; the reverse
     relaxes; a wider `contains` under a `maxContains` may count more items and

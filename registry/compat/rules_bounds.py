@@ -231,9 +231,10 @@ def _multiple(value: Any, step: Any, *, down: bool) -> Any:
 
 
 def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`multipleOf`: added or changed to a value that old multiples do not all
-    satisfy is tightened. Example: `{"multipleOf": 2}` -> `{"multipleOf": 4}`
-    is tightened (2 was valid); 4 -> 2 is relaxed (every multiple of 4 is one of 2).
+    """`constraint-tightened` / `constraint-relaxed` for `multipleOf`: added or
+    changed to a value that old multiples do not all satisfy is tightened.
+    Example: `{"multipleOf": 2}` -> `{"multipleOf": 4}` is tightened (2 was
+    valid); 4 -> 2 is relaxed (every multiple of 4 is one of 2).
     """
     before = old.bounds.get("multipleOf")
     after = new.bounds.get("multipleOf")
@@ -241,38 +242,21 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         return
     at = f"{pointer}/multipleOf"
     if after is None:
-        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="multipleOf", old=before))
+        walk.emit(_relaxed(at, "multipleOf", before))
         return
     if before is None and "number" not in old.effective_types():
-        before_effective: Any = 1  # integers are the multiples of 1
+        before = 1  # integers are the multiples of 1 (shown absent)
+        shown = ABSENT
     else:
-        before_effective = before
-    if (
-        before_effective is not None
-        and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
-    ):
-        walk.emit(
-            Finding(
-                kind=Kind.CONSTRAINT_RELAXED,
-                pointer=at,
-                name="multipleOf",
-                old=_shown(before),
-                new=after,
-            )
-        )
+        shown = _shown(before)
+    if before is not None and _MULTIPLE.meets(before, after):
+        walk.emit(_relaxed(at, "multipleOf", shown, after))
         return
-    witness = _multiple_witness(old, before, after)
-    walk.emit(
-        Finding(
-            kind=Kind.CONSTRAINT_TIGHTENED,
-            pointer=at,
-            name="multipleOf",
-            old=_shown(before),
-            new=after,
-            route=route,
-            leaf=Leaf("value", witness),
-        )
-    )
+    witness = _multiple_witness(old, None if shown is ABSENT else before, after)
+    walk.emit(_tightened(at, "multipleOf", shown, after, route, Leaf("value", witness)))
+
+
+_MULTIPLE = BY_KEYWORD["multipleOf"]
 
 
 def _multiple_witness(old: Node, before: Any, after: Any) -> Any:
@@ -320,78 +304,53 @@ def _not_multiple(step: Any) -> Any:
 
 
 def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`pattern`: added or changed is tightened (the engine does not prove
-    one regular language contains another); removed is relaxed.
+    """`constraint-tightened` / `constraint-relaxed` for `pattern`: added or
+    changed is tightened (the engine does not prove one regular language
+    contains another); removed is relaxed.
     Example: `{"pattern": "^[a-z]+$"}` -> `{"pattern": "^[a-z]{1,8}$"}`.
     """
-    if old.pattern == new.pattern or not _applies("pattern", old, new):
-        return
-    at = f"{pointer}/pattern"
-    if new.pattern is None:
-        walk.emit(
-            Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="pattern", old=old.pattern)
-        )
-        return
-    walk.emit(
-        Finding(
-            kind=Kind.CONSTRAINT_TIGHTENED,
-            pointer=at,
-            name="pattern",
-            old=_shown(old.pattern),
-            new=new.pattern,
-            route=route,
-            leaf=Leaf("pattern", new.pattern),
-        )
-    )
+    _string_constraint(walk, old, new, pointer, route, "pattern", old.pattern, new.pattern)
 
 
 def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`format`: added or changed is tightened, removed is relaxed.
+    """`constraint-tightened` / `constraint-relaxed` for `format`: added or
+    changed is tightened, removed is relaxed.
     Example: absent -> `{"format": "email"}` (the witness `"x"` is no email).
     """
-    if old.format == new.format or not _applies("format", old, new):
+    _string_constraint(walk, old, new, pointer, route, "format", old.format, new.format)
+
+
+def _string_constraint(
+    walk: Walk,
+    old: Node,
+    new: Node,
+    pointer: str,
+    route: Route,
+    keyword: str,
+    before: str | None,
+    after: str | None,
+) -> None:
+    """A `pattern` or `format` (each a leaf of its own kind for the witness)."""
+    if before == after or not _applies(keyword, old, new):
         return
-    at = f"{pointer}/format"
-    if new.format is None:
-        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="format", old=old.format))
-        return
-    walk.emit(
-        Finding(
-            kind=Kind.CONSTRAINT_TIGHTENED,
-            pointer=at,
-            name="format",
-            old=_shown(old.format),
-            new=new.format,
-            route=route,
-            leaf=Leaf("format", new.format),
-        )
-    )
+    at = f"{pointer}/{keyword}"
+    if after is None:
+        walk.emit(_relaxed(at, keyword, before))
+    else:
+        walk.emit(_tightened(at, keyword, _shown(before), after, route, Leaf(keyword, after)))
 
 
 def unique_items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`uniqueItems`: false -> true is tightened (a repeated item was valid),
+    """`constraint-tightened` / `constraint-relaxed` for `uniqueItems`.
+    Example: false -> true is tightened (a repeated item was valid, `[0, 0]`),
     true -> false is relaxed."""
     if old.unique_items == new.unique_items or not _applies("uniqueItems", old, new):
         return
     at = f"{pointer}/uniqueItems"
     if new.unique_items:
-        walk.emit(
-            Finding(
-                kind=Kind.CONSTRAINT_TIGHTENED,
-                pointer=at,
-                name="uniqueItems",
-                old=False,
-                new=True,
-                route=route,
-                leaf=Leaf("duplicates"),
-            )
-        )
+        walk.emit(_tightened(at, "uniqueItems", False, True, route, Leaf("duplicates")))
     else:
-        walk.emit(
-            Finding(
-                kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="uniqueItems", old=True, new=False
-            )
-        )
+        walk.emit(_relaxed(at, "uniqueItems", True, False))
 
 
 RULES = (bound_changed, multiple_of_changed, pattern_changed, format_changed, unique_items_changed)

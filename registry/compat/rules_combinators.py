@@ -45,7 +45,11 @@ def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
 
 
 def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`branch-removed`, `branch-added` for `anyOf` / `oneOf`.
+    """`branch-removed`, `branch-added` for `anyOf` / `oneOf`; a union added or
+    removed beside keywords of its own is a conjunct, `constraint-tightened`
+    or `constraint-relaxed` (`_union_added`, `_union_removed`); a `oneOf`
+    whose branches may overlap, changed, is `unanalyzable`, and so are two
+    unions whose unmatched branches are more pairs than `max_branch_pairs`.
 
     Example: `{"anyOf": [{"type": "string"}, {"type": "null"}]}` ->
     `{"anyOf": [{"type": "string"}]}` is branch-removed (null was valid).
@@ -290,7 +294,7 @@ def _disjoint(branches: list[Node]) -> bool:
 
 def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`allOf` branches that folding could not merge, matched as a set: equal
-    branches pair up; a branch gone is constraint-relaxed; a branch added is
+    branches pair up; a branch gone is `constraint-relaxed`; a branch added is
     harmless when an old branch (or the old schema as a whole) already
     implies it, else its breaking differences from the old schema are
     reported. Example: `{"allOf": [{"type": "string"}, {"enum": ["red"]}]}`
@@ -327,11 +331,12 @@ def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
 
 
 def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`not`: what `not B` accepts grows as B shrinks, so the new `not` schema
-    is compared against the old one with the sides swapped. A `not` added
-    tightens unless no old value can meet it (disjoint types); one removed
-    relaxes. Example: `{"not": {"type": "number"}}` -> `{"not": {"type":
-    "integer"}}` relaxes; the reverse is constraint-tightened with witness 1.5."""
+    """`constraint-tightened` / `constraint-relaxed` for `not`: what `not B`
+    accepts grows as B shrinks, so the new `not` schema is compared against
+    the old one with the sides swapped. A `not` added tightens unless no old
+    value can meet it (disjoint types); one removed relaxes. Example: `{"not":
+    {"type": "number"}}` -> `{"not": {"type": "integer"}}` relaxes; the
+    reverse is constraint-tightened with witness 1.5."""
     before, after = old.not_, new.not_
     if before is None and after is None:
         return
@@ -399,7 +404,9 @@ def _instance(node: Node) -> Any:
 def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """A `$ref` beside other keywords applies both (folded where it can be);
     the referenced schemas are compared in depth. A `$ref` on one side only is
-    unanalyzable there."""
+    `unanalyzable` there. Example: under draft-07, `{"$ref": "#/definitions/s",
+    "minLength": 1}` -> `{"type": "string", "minLength": 1}` (draft-07
+    validators ignore what sits beside a `$ref`)."""
     if old.ref is None and new.ref is None:
         return
     if old.ref is not None and new.ref is not None:

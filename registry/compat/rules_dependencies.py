@@ -34,9 +34,10 @@ def _never_sent(node: Node, name: str) -> bool:
 def dependent_required_changed(
     walk: Walk, old: Node, new: Node, pointer: str, route: Route
 ) -> None:
-    """`dependentRequired`: when `name` is present, the listed properties must
-    be too. A property newly needed (unless old always required it, or `name`
-    could never be sent) tightens; one no longer needed relaxes.
+    """`constraint-tightened` / `constraint-relaxed` for `dependentRequired`:
+    when `name` is present, the listed properties must be too. A property
+    newly needed (unless old always required it, or `name` could never be
+    sent) tightens; one no longer needed relaxes.
     Example: `{"dependentRequired": {"card": ["cvv"]}}` -> `{"dependentRequired":
     {"card": ["cvv", "expiry"]}}` is constraint-tightened (`{"card": 1, "cvv": 1}`
     was valid)."""
@@ -79,7 +80,8 @@ def dependent_required_changed(
 def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`dependentSchemas`: when `name` is present, the whole object must also
     meet the schema. Each name's schemas are compared in depth on an object
-    carrying `name` (an added one against `true`); a schema gone relaxes.
+    carrying `name` (an added one against `true`); a schema gone is
+    `constraint-relaxed`.
     Example: `{"dependentSchemas": {"card": {"required": ["cvv"]}}}` ->
     `{"dependentSchemas": {"card": {"required": ["cvv", "zip"]}}}` is
     required-added for `zip`."""

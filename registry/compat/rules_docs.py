@@ -4,30 +4,66 @@ analyse (fail closed: `unanalyzable`, breaking).
 
 from __future__ import annotations
 
-from registry.compat.dialects import dialect_of
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from registry.compat.dialects import ANNOTATIONS, dialect_of
+from registry.compat.jsonvalues import json_same
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.surface import KINDS
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 
-__all__ = ["RULES"]
+__all__ = ["ANNOTATION_KINDS", "RULES", "annotation_changes"]
+
+
+# annotation keyword -> the kind its change is reported as (cosmetic, every one)
+ANNOTATION_KINDS: dict[str, Kind] = {
+    "description": Kind.DESCRIPTION_CHANGED,
+    "title": Kind.TITLE_CHANGED,
+    "examples": Kind.EXAMPLES_CHANGED,
+    "$comment": Kind.COMMENT_CHANGED,
+    "deprecated": Kind.DEPRECATED_CHANGED,
+    "readOnly": Kind.ACCESS_CHANGED,
+    "writeOnly": Kind.ACCESS_CHANGED,
+    "contentMediaType": Kind.ENCODED_CONTENT_CHANGED,
+    "contentEncoding": Kind.ENCODED_CONTENT_CHANGED,
+    "contentSchema": Kind.ENCODED_CONTENT_CHANGED,
+}
+assert ANNOTATION_KINDS.keys() == ANNOTATIONS
 
 
 def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """The annotations of a schema node (`annotation_changes`)."""
+    if old.annotations or new.annotations:
+        for finding in annotation_changes(pointer, old.annotations, new.annotations):
+            walk.emit(finding)
+
+
+def annotation_changes(
+    pointer: str, old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str] = ()
+) -> list[Finding]:
     """`description-changed`, `title-changed`, `examples-changed`,
-    `comment-changed` inside a schema: cosmetic, always reported.
-    Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}`."""
-    if not old.annotations and not new.annotations:
-        return
-    for keyword, kind in KINDS.items():
-        before = old.annotations.get(keyword, ABSENT)
-        after = new.annotations.get(keyword, ABSENT)
-        if before != after:
-            walk.emit(
+    `comment-changed`, `deprecated-changed`, `access-changed` (`readOnly`,
+    `writeOnly`), `encoded-content-changed` (`contentMediaType`,
+    `contentEncoding`, `contentSchema`) between the annotations of a schema
+    (`keys`: the annotation keywords to look at, all of them when empty):
+    cosmetic, always reported, compared as JSON (`1` is not `true`).
+    Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}` is
+    description-changed; adding `"deprecated": true` is deprecated-changed."""
+    findings = []
+    for keyword in keys or ANNOTATION_KINDS:
+        before, after = old.get(keyword, ABSENT), new.get(keyword, ABSENT)
+        if before is not after and (before != after or not json_same(before, after)):
+            findings.append(
                 Finding(
-                    kind=kind, pointer=f"{pointer}/{keyword}", name=keyword, old=before, new=after
+                    kind=ANNOTATION_KINDS[keyword],
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=before,
+                    new=after,
                 )
             )
+    return findings
 
 
 def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:

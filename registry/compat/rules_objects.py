@@ -30,7 +30,7 @@ from registry.compat.walk import (
 from registry.patterns import PatternError, linear_validator, search
 from registry.pointers import escape
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "default_changed", "property_added", "required_removed"]
 
 
 def _both_objects(old: Node, new: Node) -> bool:
@@ -134,7 +134,7 @@ def properties_changed(
                 )
             )
             new_at = f"{pointer}/properties/{escape(new_name)}"
-            _default_changed(walk, old, new, name, new_name, new_at, route)
+            default_changed(walk, old, new, name, new_name, new_at, route)
             walk.compare(gone, new.properties[new_name], new_at, (*route, Step("prop", name)))
             continue
         if walk.validity and open_to_all(new):
@@ -168,10 +168,8 @@ def properties_changed(
         if name in renamed_to:
             continue
         at = f"{pointer}/properties/{escape(name)}"
-        walk.emit(
-            Finding(kind=Kind.PROPERTY_ADDED, pointer=at, name=name, new=_raw(new.properties[name]))
-        )
-        _default_changed(walk, old, new, None, name, at, route)
+        walk.emit(property_added(at, name, _raw(new.properties[name])))
+        default_changed(walk, old, new, None, name, at, route)
         unlisted = _unlisted_schema(old, name)
         if unlisted is not None:
             walk.compare(unlisted, new.properties[name], at, (*route, Step("prop", name)))
@@ -179,8 +177,16 @@ def properties_changed(
     # default and nothing below it differs: only the others are compared.
     for name in walk.changed_properties(old, new):
         at = f"{pointer}/properties/{escape(name)}"
-        _default_changed(walk, old, new, name, name, at, route)
+        default_changed(walk, old, new, name, name, at, route)
         walk.compare(old.properties[name], new.properties[name], at, (*route, Step("prop", name)))
+
+
+def property_added(at: str, name: str, schema: Any) -> Finding:
+    """`property-added`: an object declares a property it did not (additive;
+    with a default it is `default-added` too, `default_changed`'s finding).
+    Example: `{"properties": {"q": {}}}` -> `{"properties": {"q": {}, "limit":
+    {"type": "integer"}}}` is property-added at `/properties/limit`."""
+    return Finding(kind=Kind.PROPERTY_ADDED, pointer=at, name=name, new=schema)
 
 
 def _refused(walk: Walk, new: Node, name: str, gone: Node) -> bool:
@@ -254,7 +260,7 @@ def _matches(pattern: str, name: str) -> bool:
         return True  # a pattern RE2 cannot run may match: assume it does
 
 
-def _default_changed(
+def default_changed(
     walk: Walk,
     old: Node,
     new: Node,
@@ -358,9 +364,14 @@ def required_changed(
     for name in sorted(old.required - new.required):
         if name in renames and renames[name] in new.required:
             continue
-        walk.emit(
-            Finding(kind=Kind.REQUIRED_REMOVED, pointer=f"{pointer}/required", name=name, old=name)
-        )
+        walk.emit(required_removed(f"{pointer}/required", name))
+
+
+def required_removed(at: str, name: str) -> Finding:
+    """`required-removed`: a name the object no longer requires (additive on
+    input, breaking on output). Example: `{"required": ["q", "n"]}` ->
+    `{"required": ["q"]}` is required-removed for `n`."""
+    return Finding(kind=Kind.REQUIRED_REMOVED, pointer=at, name=name, old=name)
 
 
 def _fill_value(node: Node | None) -> Any:
@@ -381,7 +392,7 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     `true` narrows it the same way; `false` -> absent opens it. Two schemas
     are compared in depth as the values of a map. `unevaluatedProperties`
     beside `allOf`/`anyOf`/`$ref` that evaluate properties is unanalyzable
-    when it changes.
+    when it changes (`unanalyzable`).
     """
     if (
         old.additional_properties is None

@@ -23,6 +23,7 @@ __all__ = [
     "MCP_TOOL_FIELDS",
     "MCP_TOOL_FIELD_ORDER",
     "TASK_SUPPORT",
+    "output_schema_changed",
     "tool_changes",
 ]
 
@@ -148,7 +149,7 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
     `idempotentHint` true -> false, `openWorldHint` false -> true escalate
     (breaking); the reverse relaxes. An absent hint equals its default, so
     writing the default out is no change. Other annotation keys: `title`
-    is title-changed; anything else that differs is unanalyzable.
+    is `title-changed`; anything else that differs is `unanalyzable`.
     """
     findings = []
     for hint, default in HINT_DEFAULTS.items():
@@ -200,7 +201,7 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
     `"forbidden"` -> `"optional"` relaxes (a call without a task still works);
     `"optional"` -> `"required"` tightens (a call without a task is refused).
     A value MCP does not define, or another key of `execution`, that differs
-    is unanalyzable.
+    is `unanalyzable`.
     """
     default = FIELD_DEFAULTS[("execution", "taskSupport")][0]
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -261,6 +262,24 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
                 )
             )
     return findings
+
+
+def output_schema_changed(old: Any, new: Any) -> list[Finding]:
+    """`property-added` / `property-removed` at `/outputSchema`: the tool gained
+    or lost the schema of its results (None where there is none); two schemas
+    are the walk's business. Example: a tool without `outputSchema` that
+    declares `{"type": "object"}` is property-added at `/outputSchema`."""
+    if old is None and new is not None:
+        return [
+            Finding(kind=Kind.PROPERTY_ADDED, pointer="/outputSchema", name="outputSchema", new=new)
+        ]
+    if new is None and old is not None:
+        return [
+            Finding(
+                kind=Kind.PROPERTY_REMOVED, pointer="/outputSchema", name="outputSchema", old=old
+            )
+        ]
+    return []
 
 
 def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:

@@ -12,7 +12,7 @@ from registry.compat.kinds import Kind
 from registry.compat.schema import Node
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk, arguments_pointer
 
-__all__ = ["RULES"]
+__all__ = ["EMPTY_RULES", "RULES", "enum_widened", "nothing_was_valid"]
 
 
 _STRING = frozenset({"string"})
@@ -27,8 +27,8 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
 
     Example: `{"type": "number"}` -> `{"type": "integer"}` is type-narrowed
     (1.5 was valid); `{"type": "string"}` -> `{"type": ["string", "null"]}`
-    is type-widened. The `false` schema accepts nothing: reaching it narrows,
-    leaving it widens.
+    is type-widened. The `false` schema accepts nothing: reaching it narrows
+    (leaving it is `nothing_was_valid`'s).
     """
     if new.accepts_nothing and not old.accepts_nothing:
         walk.emit(
@@ -41,11 +41,6 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
                 route=route,
                 leaf=Leaf("sample"),
             )
-        )
-        return
-    if old.accepts_nothing and not new.accepts_nothing:
-        walk.emit(
-            Finding(kind=Kind.TYPE_WIDENED, pointer=pointer, name="type", old=False, new=new.raw)
         )
         return
     if old.types is not None and old.types == new.types:
@@ -85,6 +80,19 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
         )
 
 
+def nothing_was_valid(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`type-widened` where the old node accepted no value at all (`false`, no
+    type left, an empty `enum`, a `const` outside its `type`): nothing old
+    callers sent can break, and whatever the new node accepts is new. The walk
+    runs this rule alone on such a pair. Example: `{"properties": {"a":
+    false}}` -> `{"properties": {"a": {"type": "string"}}}` is type-widened at
+    `/properties/a`."""
+    if not new.unsatisfiable():
+        walk.emit(
+            Finding(kind=Kind.TYPE_WIDENED, pointer=pointer, name="type", old=False, new=new.raw)
+        )
+
+
 def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`enum-narrowed`, `enum-widened`, `const-changed`.
 
@@ -120,7 +128,7 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         )
         return
     if new_values is None:
-        walk.emit(Finding(kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=list(old_values)))
+        walk.emit(enum_widened(at, keyword, list(old_values)))
         return
     lost = json_missing(old_values, new_values)
     gained = json_missing(new_values, old_values)
@@ -162,11 +170,14 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
             )
         )
     if gained:
-        walk.emit(
-            Finding(
-                kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=list(old_values), new=gained
-            )
-        )
+        walk.emit(enum_widened(at, keyword, list(old_values), gained))
+
+
+def enum_widened(at: str, keyword: str, before: list[Any], gained: Any = ABSENT) -> Finding:
+    """`enum-widened`: values an `enum` (or `const`) gained, or all of them
+    where it went (`gained` absent). Example: `{"enum": ["r"]}` -> `{"enum":
+    ["r", "w"]}` is enum-widened, `["r"] -> ["w"]`."""
+    return Finding(kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=before, new=gained)
 
 
 def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:
@@ -190,3 +201,5 @@ def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:
 
 
 RULES = (type_narrowed_or_widened, enum_or_const_changed)
+# What the walk runs on a pair whose old node accepted nothing.
+EMPTY_RULES = (nothing_was_valid,)

@@ -1,8 +1,9 @@
-"""Changes on the surface of a schema, settled without a walk.
+"""The cheap pass: where two schemas differ only on their surface, the walk's
+findings without the walk.
 
 Most real changes to a tool's schema rewrite a description, add an optional
-property or allow one more value. `surface_changes` finds these when they are
-all there is:
+property or allow one more value. `surface_changes` recognises these when they
+are all there is, and leaves everything else to the walk:
 
 - annotations (`description`, `title`, `examples`, `$comment`, ...) at schema
   positions: the values accepted and how they are read stay the same;
@@ -10,19 +11,25 @@ all there is:
   `properties` and `items` alone, declaring nothing but `type: "object"`,
   `properties`, `required`, a boolean `additionalProperties`, property-count
   bounds and annotations, each added property neither required nor given a
-  default (nor a `$ref` or combinator that could carry one). Such an object
-  is what the walk reports as `property-added` alone (docs/contract.md: an
-  optional property added to an object is additive); on such an object, names
-  no longer `required` (`required-removed`);
+  default (nor a `$ref` or combinator that could carry one); on such an
+  object, names no longer `required`;
 - values added to the `enum` of a plain scalar schema (`type`, `enum`,
   `default` and annotations only) that keep the JSON types its values can
-  have (`enum-widened`; a new type is the type rule's business too).
+  have (a new type is the type rule's business too).
+
+It decides no kind: each finding is made by the rule that owns its kind
+(`rules_docs.annotation_changes`, `rules_objects.property_added` and
+`required_removed`, `rules_values.enum_widened`), and only where the walk
+would make the same one and nothing else; tests/test_surface.py checks that
+its reports are the walk's on the corpus and on generated pairs. It honours
+`Limits`: where the walk could run out of a bound (its nesting, the nodes it
+parses, its steps) the pass leaves the pair to the walk, and the classifier
+refuses a document nested past `max_depth` either way.
 
 It walks both documents side by side, descending only where the JSON differs,
-and gives up at the first difference of any other kind; the walk then decides.
-It knows where schemas sit: a property named `description` or a `default`
-holding a `title` key is data, not an annotation. tests/test_surface.py checks
-that its reports are the walk's on the corpus and on generated pairs.
+and gives up at the first difference of any other kind. It knows where schemas
+sit: a property named `description` or a `default` holding a `title` key is
+data, not an annotation.
 """
 
 from __future__ import annotations
@@ -31,28 +38,15 @@ from typing import Any
 
 from registry.compat.bounds import BOUNDS
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
-from registry.compat.kinds import Kind
-from registry.compat.walk import ABSENT, Finding
+from registry.compat.jsonvalues import json_equal, json_missing, json_types
+from registry.compat.rules_docs import annotation_changes
+from registry.compat.rules_objects import property_added, required_removed
+from registry.compat.rules_values import enum_widened
+from registry.compat.schema import Limits
+from registry.compat.walk import Finding
 from registry.pointers import escape
 
-__all__ = ["KINDS", "surface_changes"]
-
-# annotation keyword -> the kind its change is reported as
-KINDS: dict[str, Kind] = {
-    "description": Kind.DESCRIPTION_CHANGED,
-    "title": Kind.TITLE_CHANGED,
-    "examples": Kind.EXAMPLES_CHANGED,
-    "$comment": Kind.COMMENT_CHANGED,
-    # No validation effect; reported as documentation changes.
-    "deprecated": Kind.DESCRIPTION_CHANGED,
-    "readOnly": Kind.DESCRIPTION_CHANGED,
-    "writeOnly": Kind.DESCRIPTION_CHANGED,
-    "contentMediaType": Kind.DESCRIPTION_CHANGED,
-    "contentEncoding": Kind.DESCRIPTION_CHANGED,
-    "contentSchema": Kind.DESCRIPTION_CHANGED,
-}
-assert KINDS.keys() == ANNOTATIONS
+__all__ = ["surface_changes"]
 
 # Keywords whose value maps names to schemas, holds a list of schemas, or is one.
 _MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
@@ -72,7 +66,6 @@ _SINGLE = frozenset(
         "else",
     }
 )
-_MAX_DEPTH = 64  # deeper documents take the walk, which refuses them
 
 # What a plain object or array may declare (annotations aside).
 _OBJECT_KEYS = ANNOTATIONS | {
@@ -104,112 +97,124 @@ class _Other(Exception):
     """A difference the surface does not settle: the walk decides."""
 
 
-def surface_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None:
+class _Pass:
+    """One pass over two documents: what it found, the parts Python finds
+    equal (confirmed as JSON at the end), and the work the walk would do."""
+
+    __slots__ = ("findings", "max_depth", "max_work", "news", "olds", "work")
+
+    def __init__(self, limits: Limits) -> None:
+        self.findings: list[Finding] = []
+        self.olds: list[Any] = []  # in step with `news`
+        self.news: list[Any] = []
+        # the walk nests a comparison per schema level and refuses a document
+        # past `max_depth`; it parses each schema it compares and their direct
+        # children, and spends a step per pair: past any of these, it decides
+        self.max_depth = min(limits.max_depth, limits.max_walk_depth - 1)
+        self.max_work = min(limits.max_nodes, limits.max_steps)
+        self.work = 0
+
+    def equal(self, old: Any, new: Any) -> None:
+        self.olds.append(old)
+        self.news.append(new)
+
+    def entered(self, schema: dict[str, Any], depth: int) -> None:
+        """Count a schema the walk would compare, with the children it would parse
+        (a `$ref` may hop as deep as `max_depth` allows)."""
+        if depth > self.max_depth:
+            raise _Other
+        self.work += 1
+        for key, value in schema.items():
+            if key in _LISTS and type(value) is list:
+                self.work += len(value)
+            elif key in _SINGLE:
+                self.work += 1
+            elif key == "$ref":
+                self.work += self.max_depth + 1
+        if self.work > self.max_work:
+            raise _Other
+
+
+def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Finding] | None:
     """The annotation changes, plain property additions, names no longer
     required and widened enums between two schemas, or None when they differ
-    in anything else. Only the parts that differ are visited; an equal part is
-    confirmed by its JSON encoding, which tells `1` from `true` where Python's
-    equality does not.
+    in anything else (or the walk could run out of a bound of `limits` on
+    them). Only the parts that differ are visited; an equal part is confirmed
+    by its JSON encoding, which tells `1` from `true` where Python's equality
+    does not.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
     the same with `"limit": {"type": "integer"}` added and `q` described is
     `property-added` at `/properties/limit` and `description-changed` at
     `/properties/q/description`.
     """
-    findings: list[Finding] = []
-    olds: list[Any] = []  # parts Python finds equal, in step with `news`
-    news: list[Any] = []
+    found = _Pass(limits)
     try:
-        _schema(old, new, pointer, findings, olds, news, 0, True)
+        _schema(old, new, pointer, found, 0, True)
     except _Other:
         return None
     # confirmed last, all at once: equal JSON encodes alike, position by position
-    if olds and not json_equal(olds, news):
+    if found.olds and not json_equal(found.olds, found.news):
         return None
-    return findings
+    return found.findings
 
 
-def _schema(
-    old: Any,
-    new: Any,
-    pointer: str,
-    findings: list[Finding],
-    olds: list[Any],
-    news: list[Any],
-    depth: int,
-    plain: bool,
-) -> None:
+def _schema(old: Any, new: Any, pointer: str, found: _Pass, depth: int, plain: bool) -> None:
     """`plain`: reached from the root through `properties` and `items` of plain
     objects and arrays only (where the walk pairs old and new by position)."""
-    if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
+    if type(old) is not dict or type(new) is not dict:
         raise _Other
+    found.entered(old, depth)
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
+    annotations = []
     for key in keys:
-        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
+        before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if before is after:
             continue
         if key in ANNOTATIONS:
-            if before != after or not json_same(before, after):
-                findings.append(
-                    Finding(
-                        kind=KINDS[key],
-                        pointer=f"{pointer}/{escape(key)}",
-                        name=key,
-                        old=before,
-                        new=after,
-                    )
-                )
+            annotations.append(key)
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                olds.append(before)
-                news.append(after)
+                found.equal(before, after)
             continue
         at = f"{pointer}/{escape(key)}"
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
-            findings.append(
-                Finding(
-                    kind=Kind.ENUM_WIDENED, pointer=at, name="enum", old=list(before), new=gained
-                )
-            )
+            found.findings.append(enum_widened(at, "enum", list(before), gained))
         elif plain and key == "required" and _plain_object(old) and _plain_object(new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
-                findings.append(
-                    Finding(kind=Kind.REQUIRED_REMOVED, pointer=at, name=name, old=name)
-                )
+                found.findings.append(required_removed(at, name))
         elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
-            required = old.get("required", _NO_NAMES)
-            _map(before, after, at, findings, olds, news, depth, adds, required)
+            _map(before, after, at, found, depth, adds, old.get("required", _NO_NAMES))
         elif key in _MAPS or key == "dependencies":
-            _map(before, after, at, findings, olds, news, depth)
+            _map(before, after, at, found, depth)
         elif key in _LISTS and type(before) is list and type(after) is list:
             if len(before) != len(after):
                 raise _Other
             for i, (first, second) in enumerate(zip(before, after, strict=True)):
                 if first is not second and first != second:
-                    _schema(first, second, f"{at}/{i}", findings, olds, news, depth + 1, False)
+                    _schema(first, second, f"{at}/{i}", found, depth + 1, False)
                 else:
-                    olds.append(first)
-                    news.append(second)
+                    found.equal(first, second)
         elif key in _SINGLE:
             deeper = plain and key == "items" and _plain_array(old) and _plain_array(new)
-            _schema(before, after, at, findings, olds, news, depth + 1, deeper)
+            _schema(before, after, at, found, depth + 1, deeper)
         else:
             raise _Other
+    if annotations:
+        found.findings += annotation_changes(pointer, old, new, annotations)
 
 
 def _map(
     old: Any,
     new: Any,
     at: str,
-    findings: list[Finding],
-    olds: list[Any],
-    news: list[Any],
+    found: _Pass,
     depth: int,
     adds: bool = False,
     required: Any = (),
@@ -225,17 +230,14 @@ def _map(
             schema = new[name]
             if not _plain_addition(schema) or name in required:
                 raise _Other
-            at_name = f"{at}/{escape(name)}"
-            findings.append(
-                Finding(kind=Kind.PROPERTY_ADDED, pointer=at_name, name=name, new=schema)
-            )
+            found.work += 1  # (the walk parses the node of an added property)
+            found.findings.append(property_added(f"{at}/{escape(name)}", name, schema))
     for name, first in old.items():
         second = new[name]
         if first == second:
-            olds.append(first)
-            news.append(second)
+            found.equal(first, second)
         else:
-            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
+            _schema(first, second, f"{at}/{escape(name)}", found, depth + 1, adds)
 
 
 def _plain_object(schema: dict[str, Any]) -> bool:
@@ -281,3 +283,4 @@ def _plain_addition(schema: Any) -> bool:
 
 
 _NO_NAMES: list[str] = []
+_ABSENT: Any = object()

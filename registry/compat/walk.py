@@ -142,11 +142,16 @@ class Budget:
         return OutOfBudget()
 
 
-def budget_finding(bound: str, value: int, pointer: str, name: str) -> Finding:
-    """`unanalyzable` where a bound of `Limits` ran out. Example: two `anyOf`s of
-    1,000 object branches, every branch changed, try more branch pairs than
-    `max_branch_pairs`: `unanalyzable` at `/inputSchema/properties/v/anyOf`."""
-    message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
+def budget_finding(bound: str, value: int | None, pointer: str, name: str) -> Finding:
+    """`unanalyzable` where a bound of `Limits` ran out (`value` None: where the
+    comparison could not finish for another reason, Python's recursion
+    limit). Example: two `anyOf`s of 1,000 object branches, every branch
+    changed, try more branch pairs than `max_branch_pairs`: `unanalyzable` at
+    `/inputSchema/properties/v/anyOf`."""
+    if value is None:
+        message = f"the engine could not finish the comparison here ({bound})"
+    else:
+        message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
     return Finding(kind=Kind.UNANALYZABLE, pointer=pointer, name=name, extra={"bound": message})
 
 
@@ -174,6 +179,8 @@ class Walk:
     # The rules for a plain schema against a bare union (`Node.bare_union`): the
     # union rule alone pairs it with the branches (and the documentation rules).
     union_rules: tuple[Rule, ...] = ()
+    # The rules for a pair whose old node accepted no value (`Node.unsatisfiable`).
+    empty_rules: tuple[Rule, ...] = ()
     budget: Budget = field(default_factory=unlimited)
 
     def emit(self, finding: Finding) -> None:
@@ -205,16 +212,8 @@ class Walk:
             raise budget.run_out("max_walk_depth", new_node.pointer)
         if old_node.unsatisfiable():
             # no value was valid here: nothing old callers sent can break
-            if not new_node.unsatisfiable():
-                self.emit(
-                    Finding(
-                        kind=Kind.TYPE_WIDENED,
-                        pointer=pointer,
-                        name="type",
-                        old=False,
-                        new=new_node.raw,
-                    )
-                )
+            for rule in self.empty_rules:
+                rule(self, old_node, new_node, pointer, route)
             return
         rules = self.rules
         old_raw, new_raw = old_node.raw, new_node.raw
@@ -345,6 +344,7 @@ class Walk:
             validity=validity,
             decide=decide,
             union_rules=self.union_rules,
+            empty_rules=self.empty_rules,
             budget=budget,
         )
         budget.active.append(key)
