@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from registry.compat import LIMITS, ClassificationError, Limits, Side
-from registry.compat.classify import _change, _walked, classify_schemas, rewritten
+from registry.compat.classifier import _change, _walked, classify_schemas, rewritten
 from registry.compat.dialects import ANNOTATIONS
 from registry.compat.surface import surface_changes
 from tests.corpus import load_pairs

@@ -349,7 +349,7 @@ KINDS: dict[Kind, KindSpec] = {
         _C,
         _C,
         "the schema was rewritten; it accepts the same values as before",
-        ("classify.rewritten",),
+        ("classifier.rewritten",),
     ),
     Kind.TOOL_REMOVED: KindSpec(
         _B,

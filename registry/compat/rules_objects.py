@@ -339,7 +339,10 @@ def required_changed(
 
     Example: `{"required": ["query"]}` -> `{"required": ["query",
     "filters"]}` is required-added for `filters` (an old call without it is
-    refused); suggested op: fill it with a value the new version accepts.
+    refused). Suggested op: fill it, where a value is known that means what
+    an old call meant by leaving it out: the default the old version read it
+    as, or the one value the new version allows. No value is made up (the
+    server would read it as the caller's): otherwise no op is suggested.
     """
     renamed_from = {new_name: old_name for old_name, new_name in renames.items()}
     for name in sorted(new.required - old.required):
@@ -347,8 +350,8 @@ def required_changed(
         if source is not None and source in old.required:
             continue
         target = arguments_pointer((*route, Step("prop", name)))
-        sample = _fill_value(new.properties.get(name))
-        op = {"op": "fill", "path": target, "value": sample} if target else None
+        value = _known_value(old.properties.get(source or name), new.properties.get(name))
+        op = {"op": "fill", "path": target, "value": value} if target and value is not _NO else None
         walk.emit(
             Finding(
                 kind=Kind.REQUIRED_ADDED,
@@ -374,12 +377,19 @@ def required_removed(at: str, name: str) -> Finding:
     return Finding(kind=Kind.REQUIRED_REMOVED, pointer=at, name=name, old=name)
 
 
-def _fill_value(node: Node | None) -> Any:
-    from registry.compat.witness import instance_of
+def _known_value(before: Node | None, after: Node | None) -> Any:
+    """The value to fill a property now required with, or `_NO`: the default
+    the old version read an absent value as (where the new version accepts
+    it), else the only value the new version allows."""
+    if before is not None and deref(before).has_default:
+        default = deref(before).default
+        if after is None or _sendable(deref(after), default):
+            return default
+    allowed = deref(after).allowed_values() if after is not None else None
+    return allowed[0] if allowed is not None and len(allowed) == 1 else _NO
 
-    if node is None:
-        return None
-    return instance_of(deref(node))
+
+_NO: Any = object()
 
 
 def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:

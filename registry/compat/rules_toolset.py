@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from registry.compat.classify import LIMITS, change_of, classify
+from registry.compat.classifier import LIMITS, change_of, classify
 from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind, Side
 from registry.compat.report import Change, ClassificationError
