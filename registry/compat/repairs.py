@@ -92,12 +92,10 @@ def verify(
     for index, op in enumerate(as_ops(ops)):
         try:
             _transform(old_schema, new_schema, op)
-        except _Missing as missing:
+        except (_Missing, _Taken) as error:
             raise ConverterError(
-                f"ops[{index}] ({describe(op)}): {history.missing(missing)}"
+                f"ops[{index}] ({describe(op)}): {history.explain(error)}"
             ) from None
-        except _Taken as taken:
-            raise ConverterError(f"ops[{index}] ({describe(op)}): {history.taken(taken)}") from None
         except ConverterError as exc:
             raise ConverterError(f"ops[{index}] ({describe(op)}): {exc}") from None
         history.record(index, op)
@@ -135,32 +133,20 @@ class _History:
         elif isinstance(op, operations.Drop):
             self.gone[op.path] = (index, op)
 
-    def missing(self, error: _Missing) -> str:
-        return self._explained(
-            error.pointer,
-            self.gone,
-            "is no longer there: {op} already moved or dropped it",
-            "is not a property of the old version",
-        )
-
-    def taken(self, error: _Taken) -> str:
-        return self._explained(
-            error.pointer,
-            self.made,
-            "already exists: {op} made it; put the rename before it",
-            "is already a property of the old version; drop or rename it first",
-        )
-
-    @staticmethod
-    def _explained(
-        pointer: str, by: dict[str, tuple[int, Op]], earlier: str, otherwise: str
-    ) -> str:
-        """`pointer` and why, naming the earlier operation that made it so, if one did."""
-        found = by.get(pointer)
+    def explain(self, error: _Missing | _Taken) -> str:
+        """`error`'s pointer and why, naming the earlier operation that made it so."""
+        if isinstance(error, _Missing):
+            found = self.gone.get(error.pointer)
+            earlier = "is no longer there: {op} already moved or dropped it"
+            otherwise = "is not a property of the old version"
+        else:
+            found = self.made.get(error.pointer)
+            earlier = "already exists: {op} made it; put the rename before it"
+            otherwise = "is already a property of the old version; drop or rename it first"
         if found is None:
-            return f"{pointer} {otherwise}"
+            return f"{error.pointer} {otherwise}"
         index, op = found
-        return f"{pointer} " + earlier.format(op=f"ops[{index}] ({describe(op)})")
+        return f"{error.pointer} " + earlier.format(op=f"ops[{index}] ({describe(op)})")
 
 
 def _transform(schema: dict[str, Any], target: dict[str, Any], op: Op) -> None:
