@@ -483,6 +483,6 @@ def test_a_verb_imports_only_its_own_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = done.stderr.strip().splitlines()[-1]
-    assert "registry.cli.engine" in loaded
+    assert "registry.cli.diff_digest" in loaded
     for other in ("capture", "live", "pipeline", "service", "lifecycle"):
         assert f"registry.cli.{other}'" not in loaded, loaded

@@ -40,8 +40,7 @@ from registry.api.problems import (
     problem_responses,
 )
 from registry.api.services import Services, require_namespace, services
-from registry.policy.plan import ManifestBody, ToolPlan
-from registry.policy.usage import (
+from registry.policy.callers import (
     DURATION_PATTERN,
     Evidence,
     RequireIdle,
@@ -52,6 +51,7 @@ from registry.policy.usage import (
     retirement_evidence,
     summarize,
 )
+from registry.policy.plan import ManifestBody, ToolPlan
 from registry.sdk.usage import UsageReport
 from registry.store import Db, Version
 from registry.store import usage as store

@@ -24,9 +24,9 @@ from registry.compat.parser import check_depth, parse_schema
 from registry.compat.report import Change, ChangeReport, ClassificationError
 from registry.compat.rules_tool import output_schema_changed, tool_changes
 from registry.compat.schema import INERT, Limits, Node
-from registry.compat.search import WitnessSearch
 from registry.compat.surface import surface_changes
 from registry.compat.walk import ABSENT, Budget, Finding, OutOfBudget, Walk, budget_finding
+from registry.compat.witnesses import WitnessSearch
 
 __all__ = ["LIMITS", "change_of", "classify", "classify_schemas", "rewritten", "show"]
 

@@ -217,7 +217,7 @@ def _bound_witness(old: Node, bound: Bound, before: Any, after: Any) -> Any:
         if before is not None:
             return "a" * int(before)
         return "a" * int(max(after - 1, 0) if lower else after + 1)
-    return _NONE  # sizes of arrays and objects: built by the witness module from the old node
+    return _NONE  # sizes of arrays and objects: built by `instances.build` from the old node
 
 
 def _multiple(value: Any, step: Any, *, down: bool) -> Any:

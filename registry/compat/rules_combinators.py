@@ -373,7 +373,7 @@ def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) ->
                 )
             )
         return
-    from registry.compat.witness import build
+    from registry.compat.instances import build
 
     first = refused[0]
     value = build(after, first.route or (), first.leaf) if first.leaf else _instance(after)
@@ -396,7 +396,7 @@ def _types_meet(old: Node, refused: Node) -> bool:
 
 
 def _instance(node: Node) -> Any:
-    from registry.compat.witness import instance_of
+    from registry.compat.instances import instance_of
 
     return instance_of(node)
 

@@ -110,7 +110,7 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     if old_values is None:
         assert new_values is not None
         kind = Kind.CONST_CHANGED if new.has_const else Kind.ENUM_NARROWED
-        from registry.compat.witness import instance_of
+        from registry.compat.instances import instance_of
 
         sample = instance_of(old)
         if json_key(sample) in {json_key(v) for v in new_values}:

@@ -52,8 +52,8 @@ from registry.policy.acceptance import (
     covers,
     settle,
 )
+from registry.policy.callers import RequireIdle
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
-from registry.policy.usage import RequireIdle
 
 __all__ = [
     "MAX_VERSION",

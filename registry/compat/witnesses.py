@@ -41,11 +41,11 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, extend, validator_for
 
 from registry.compat.bounds import NUMERIC
+from registry.compat.instances import build, instance_of
 from registry.compat.jsonvalues import encode, json_key, json_type
 from registry.compat.kinds import READ_DIFFERENTLY, Kind
 from registry.compat.schema import ANYTHING, Node, local_target
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, deref
-from registry.compat.witness import build, instance_of
 from registry.patterns import linear_validator
 from registry.pointers import unescape
 

@@ -1,5 +1,7 @@
-"""Witnesses: concrete arguments that the old version accepts and the new one
-refuses or reads differently, generated from the schemas.
+"""Instances: values valid under a schema node, made from the schemas, and the
+candidate witnesses built from them (arguments the old version accepts that
+the new one refuses or reads differently); `witnesses.py` keeps a candidate
+only once python-jsonschema confirms it.
 
 `build` starts from the old root, follows the finding's route (property
 names, array positions, union branches) building the smallest instance valid

@@ -1,4 +1,4 @@
-"""registry.policy.usage: durations, summaries of counts, and a retirement's evidence (pure)."""
+"""registry.policy.callers: durations, summaries of counts, and a retirement's evidence (pure)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from registry.policy.usage import (
+from registry.policy.callers import (
     format_duration,
     parse_duration,
     retirement_evidence,

@@ -1,4 +1,4 @@
-"""Engine verbs: `registry diff OLD NEW` and `registry digest FILE` (base install).
+"""The `diff` and `digest` verbs (base install): what two definitions differ in, a digest.
 
 registry diff old.json new.json            # a table of changes; exit 1 when breaking
 registry diff old.yaml new.yaml --format json
