@@ -15,7 +15,9 @@ one line per outcome:
     refused: <the tool result's text>                   # a result with isError: true
     error -31001: <message> {<data>}                    # a JSON-RPC error
 
-Exit status: 0 for a result, 1 for a refusal or an error, 2 for bad usage.
+Exit status: 0 for a result, 1 for a refusal or an error, 2 for bad usage. A server
+that exits or breaks the stream gets one line on stderr with the last line of its
+own stderr (a registry's 401, a missing package), not the client's traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -61,25 +64,43 @@ async def call(
         **{k: os.environ[k] for k in _SERVER_ENV if k in os.environ},
     }
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
-    with open(os.devnull, "w") as quiet:  # the server's log is not the conversation
-        async with (
-            stdio_client(params, errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            listing = await session.list_tools()
-            for listed in listing.tools:
-                if listed.name == tool:
-                    declared = (listed.meta or {}).get("schemaVersion", "(no version)")
-                    print(f"listed: {listed.name} {declared}")
-            meta = {"schemaVersion": version} if version else None
-            try:
-                result = await session.call_tool(tool, arguments, meta=meta)
-            except MCPError as exc:
-                data = exc.error.data
-                suffix = f" {_compact(data)}" if data is not None else ""
-                print(f"error {exc.error.code}: {exc.error.message}{suffix}")
-                return 1
+    # the server's log is not the conversation: kept aside, shown only if the server fails
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            return await _converse(params, errlog, tool, arguments, version)
+        except Exception:  # the server exited or broke the stream: say why, no traceback
+            errlog.seek(0)
+            lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+            said = lines[-1] if lines else "(nothing on its stderr)"
+            print(f"call_tool: the server ended before answering: {said}", file=sys.stderr)
+            return 1
+
+
+async def _converse(
+    params: StdioServerParameters,
+    errlog: Any,
+    tool: str,
+    arguments: dict[str, Any],
+    version: str | None,
+) -> int:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listing = await session.list_tools()
+        for listed in listing.tools:
+            if listed.name == tool:
+                declared = (listed.meta or {}).get("schemaVersion", "(no version)")
+                print(f"listed: {listed.name} {declared}")
+        meta = {"schemaVersion": version} if version else None
+        try:
+            result = await session.call_tool(tool, arguments, meta=meta)
+        except MCPError as exc:
+            data = exc.error.data
+            suffix = f" {_compact(data)}" if data is not None else ""
+            print(f"error {exc.error.code}: {exc.error.message}{suffix}")
+            return 1
     if not isinstance(result, types.CallToolResult):
         print(f"result: {_compact(result.model_dump(mode='json'))}")
         return 0

@@ -40,6 +40,7 @@ from gated_server import (
     configure_logging,
     parse_arguments,
     run,
+    serve_http,
     toolset_source,
     usage_interval,
     usage_reporting,
@@ -79,7 +80,7 @@ async def serve(args: argparse.Namespace) -> None:
         if args.http is None:
             await app.run_stdio_async(show_banner=False)
         else:
-            await app.run_http_async(show_banner=False, host=args.host, port=args.http)
+            await serve_http(app.http_app(), args.host, args.http)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,7 +43,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -239,11 +239,25 @@ async def serve(args: argparse.Namespace) -> None:
                 await server.run(read_stream, write_stream, options)
             return
 
-        import uvicorn
+        await serve_http(server.streamable_http_app(host=args.host), args.host, args.http)
 
-        app = server.streamable_http_app(host=args.host)
-        config = uvicorn.Config(app, host=args.host, port=args.http, log_config=None)
-        await uvicorn.Server(config).serve()
+
+async def serve_http(app: Any, host: str, port: int) -> None:
+    """uvicorn on `app` until SIGTERM, which shuts it down gracefully (connections closed,
+    the app's lifespan ended), then returns, so the caller's way out runs as on stdio."""
+    import uvicorn
+
+    class _Served(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # one owner of SIGTERM: the handler below, not uvicorn's re-raise
+
+    served = _Served(uvicorn.Config(app, host=host, port=port, log_config=None))
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows loops
+        asyncio.get_running_loop().add_signal_handler(
+            signal.SIGTERM, lambda: setattr(served, "should_exit", True)
+        )
+    await served.serve()
 
 
 def main(argv: list[str] | None = None) -> None:

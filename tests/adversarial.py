@@ -1,5 +1,5 @@
 """Adversarial schemas for the engine's work bounds (issue 24), shared by
-tests/test_engine_limits.py and bench/adversarial_bench.py."""
+tests/test_engine_limits.py and bench/engine_adversarial_bench.py."""
 
 from __future__ import annotations
 

@@ -44,12 +44,24 @@ def leftovers() -> list[tuple[int, str]]:
     return found
 
 
+def _stop_multiprocessing_helpers() -> None:
+    """The forkserver and the resource tracker that multiprocessing starts for this very
+    process (the analysis workers of the apps served in it, `registry.api.budget`) end
+    only when it ends: stopped here, with multiprocessing's own methods for that, so that
+    what remains is what the tests left behind (a worker that outlived its app included)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         import psutil
     except ImportError:  # the [server] extra is absent: nothing here starts processes
         return
+    _stop_multiprocessing_helpers()
     deadline = time.monotonic() + _GRACE_SECONDS
     left = leftovers()
     while left and time.monotonic() < deadline:

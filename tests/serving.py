@@ -48,7 +48,14 @@ class Served:
 
 
 def env_with(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REGISTRY_")}
+    """This environment without the registry's own settings, plus `extra`; the test
+    session's mark stays, so that what the child leaves running is found
+    (tests/processes.py)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("REGISTRY_") or k == "REGISTRY_TEST_SESSION"
+    }
     env.update(extra)
     return env
 

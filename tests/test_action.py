@@ -21,6 +21,7 @@ import yaml
 
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 from tests.sdk import V3_TO_V4_OPS
+from tests.serving import env_with
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -74,7 +75,7 @@ def _run_step(
     step: dict[str, Any], given: dict[str, str], bin_dir: Path, cwd: Path, **extra: str
 ) -> subprocess.CompletedProcess[str]:
     inputs = _inputs(given)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REGISTRY_")}
+    env = env_with()
     env.update({k: _expand(str(v), inputs) for k, v in step.get("env", {}).items()})
     env.update(extra, PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", NO_COLOR="1")
     env.pop("PYTHONPATH", None)  # the installed package, not this checkout's
@@ -171,7 +172,7 @@ def test_the_offline_pre_commit_hooks_run_as_written(
     hook = next(h for h in HOOKS if h["id"] == hook_id)
     assert (hook["language"], hook["pass_filenames"]) == ("python", False)
     command = [*shlex.split(hook["entry"]), *hook["args"]]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REGISTRY_")}
+    env = env_with()
     env["PATH"] = f"{installed}{os.pathsep}{env['PATH']}"
     env.pop("PYTHONPATH", None)
 

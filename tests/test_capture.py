@@ -36,6 +36,7 @@ from registry.policy.capabilities import parse_initialize
 from tests.api.conftest import ADMIN_TOKEN, Registry, free_port, registry
 from tests.e2e.test_mcp_e2e import seed_000_at_v3, seed_000_v4
 from tests.fixtures.seeds import DB_QUERY_V4
+from tests.serving import env_with
 
 __all__ = ["registry"]  # the live registry fixture of tests/api, used as is
 
@@ -57,7 +58,7 @@ class Result:
 
 def registry_cli(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
     """`python -m registry ARGV` in ROOT; REGISTRY_URL/REGISTRY_TOKEN only from `env`."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("REGISTRY_")}
+    environment = env_with()
     done = subprocess.run(
         [sys.executable, "-m", "registry", *argv],
         capture_output=True,

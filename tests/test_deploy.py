@@ -456,7 +456,16 @@ def test_job_and_deployment_share_image_and_settings() -> None:
     migrate = container("Job")
     assert server["image"] == migrate["image"]
     assert server["envFrom"] == migrate["envFrom"]
-    assert server.get("env") == migrate.get("env")
+    # the Job alone connects as the tables' owner (deploy/registry-role.sql)
+    assert server.get("env") is None
+    assert migrate["env"] == [
+        {
+            "name": "REGISTRY_DATABASE_URL",
+            "valueFrom": {
+                "secretKeyRef": {"name": "mcp-tool-registry", "key": "REGISTRY_OWNER_DATABASE_URL"}
+            },
+        }
+    ]
     assert migrate["args"] == ["migrate"]
     assert pod_spec("Job")["restartPolicy"] in {"Never", "OnFailure"}
 
@@ -477,7 +486,11 @@ def test_job_and_deployment_share_image_and_settings() -> None:
 def test_secret_holds_placeholders_only() -> None:
     secret = only("Secret")
     assert "data" not in secret, "use stringData placeholders, never encoded values"
-    assert set(secret["stringData"]) == {"REGISTRY_DATABASE_URL", "REGISTRY_BOOTSTRAP_TOKEN"}
+    assert set(secret["stringData"]) == {
+        "REGISTRY_DATABASE_URL",
+        "REGISTRY_OWNER_DATABASE_URL",
+        "REGISTRY_BOOTSTRAP_TOKEN",
+    }
     for key, value in secret["stringData"].items():
         assert "change-me" in value, key
     assert secret["stringData"]["REGISTRY_DATABASE_URL"].startswith("postgresql://")
@@ -561,7 +574,7 @@ _REQUIRED_VARIABLE = re.compile(r"\$\{[A-Z_]+:\?[^}]*\}")
 def test_compose_commits_no_secrets() -> None:
     services = compose()["services"]
     secrets = {
-        "postgres": ["POSTGRES_PASSWORD", "REGISTRY_DB_PASSWORD"],
+        "postgres": ["POSTGRES_PASSWORD", "REGISTRY_DB_PASSWORD", "REGISTRY_DB_OWNER_PASSWORD"],
         "migrate": ["REGISTRY_DATABASE_URL"],
         "registry": ["REGISTRY_DATABASE_URL", "REGISTRY_BOOTSTRAP_TOKEN"],
     }
@@ -586,11 +599,14 @@ def test_compose_runs_the_registry_as_its_own_role_not_the_superuser() -> None:
     services = compose()["services"]
     postgres = services["postgres"]
     superuser = postgres["environment"]["POSTGRES_USER"]
-    for name in ("migrate", "registry"):
+    for name, role, password in (
+        ("migrate", "registry_owner", "REGISTRY_DB_OWNER_PASSWORD"),
+        ("registry", "registry", "REGISTRY_DB_PASSWORD"),
+    ):
         url = services[name]["environment"]["REGISTRY_DATABASE_URL"]
         user = re.match(r"postgresql://([^:]+):", url)
-        assert user and user.group(1) == "registry" != superuser, url
-        assert "REGISTRY_DB_PASSWORD" in url
+        assert user and user.group(1) == role != superuser, url
+        assert password in url
     mounts = dict(
         m.rsplit(":", 1)[0].split(":", 1) for m in postgres["volumes"] if m.startswith("./")
     )
@@ -599,6 +615,7 @@ def test_compose_runs_the_registry_as_its_own_role_not_the_superuser() -> None:
     assert init.startswith("/docker-entrypoint-initdb.d/") and init.endswith(".sh")
     script = (DEPLOY / "postgres-init.sh").read_text()
     assert 'password="$REGISTRY_DB_PASSWORD"' in script and "-f /registry-role.sql" in script
+    assert 'owner_password="$REGISTRY_DB_OWNER_PASSWORD"' in script
 
 
 # --- README -----------------------------------------------------------------

@@ -15,7 +15,10 @@ for a valid token and the handler checks the scopes once it has parsed them.
     publish  `ns:publish` (or higher) on the `{ns}` of the path
     admin    `ns:admin` on the `{ns}` of the path
     token    any valid token
-    metrics  open, or the metrics token when `Settings.metrics_token` is set
+    publish-any  a token with `publish` (or higher) on some namespace (`/v1/apply`:
+             the handler checks each namespace of the bundle before it reads further)
+    metrics  the metrics token when `Settings.metrics_token` is set, otherwise any
+             valid token; open only with `Settings.metrics_open` (REGISTRY_METRICS_OPEN=1)
     open     anyone
 
 Every route handler of the API (`registry.api.*`) has an entry:
@@ -41,7 +44,7 @@ from registry.api.services import principal, services
 
 __all__ = ["NEEDS", "Need", "authorize", "require_coverage"]
 
-Need = Literal["open", "metrics", "token", "read", "report", "publish", "admin"]
+Need = Literal["open", "metrics", "token", "read", "report", "publish", "publish-any", "admin"]
 
 NEEDS: Final[dict[str, Need]] = {
     # ops.py
@@ -68,7 +71,7 @@ NEEDS: Final[dict[str, Need]] = {
     "digest_definition": "read",
     "verify": "read",
     # apply.py
-    "apply": "token",  # publish on every namespace of the bundle
+    "apply": "publish-any",  # publish on every namespace of the bundle
     # capabilities.py
     "put_capabilities": "publish",
     "get_capabilities": "read",
@@ -114,15 +117,26 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Any
         return
     svc = services(connection)
     if need == "metrics":
+        if svc.settings.metrics_open:
+            return
         expected = svc.settings.metrics_token
+        secret = bearer_secret(connection.headers.get("authorization"))
         if expected is not None:
-            secret = bearer_secret(connection.headers.get("authorization"))
             if secret is None or not matches_secret(secret, expected):
                 raise ApiError(
                     "unauthenticated",
                     "/metrics needs Authorization: Bearer <the metrics token>",
                     headers={"WWW-Authenticate": 'Bearer realm="registry-metrics"'},
                 )
+            return
+        if secret is None:
+            raise ApiError(
+                "unauthenticated",
+                "/metrics needs Authorization: Bearer <a registry token> (or set "
+                "REGISTRY_METRICS_TOKEN for the scraper, or REGISTRY_METRICS_OPEN=1)",
+                headers={"WWW-Authenticate": 'Bearer realm="registry-metrics"'},
+            )
+        (await principal(connection)).require_token()
         return
     who = await principal(connection)
     namespace = connection.path_params.get("ns")
@@ -132,5 +146,7 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Any
     elif namespace is not None and need == "read":
         if not who.readable(namespace, svc.settings.open_reads):
             who.require(namespace, "read")
+    elif need == "publish-any":
+        who.require_somewhere("publish")
     elif not (need == "read" and svc.settings.open_reads):
         who.require_token()

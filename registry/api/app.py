@@ -26,6 +26,7 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
 
 from registry import __version__
 from registry.api import (
@@ -43,6 +44,8 @@ from registry.api import (
 )
 from registry.api.access import authorize, require_coverage
 from registry.api.bodies import require_json
+from registry.api.budget import Budget
+from registry.api.caps import Caps
 from registry.api.deadlines import body_deadline
 from registry.api.limits import LimitLog, Limits, raise_fd_limit
 from registry.api.metrics import Metrics
@@ -55,7 +58,6 @@ from registry.api.settings import Settings
 from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
-from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, migrate, repository
 
 __all__ = ["asgi", "create_app"]
@@ -199,6 +201,7 @@ def create_app(
         + (settings.read_pool_max if settings.read_database_url else 0),
         max_connections=settings.max_connections,
         max_waiters=settings.max_waiters,
+        max_waiters_per_token=settings.max_waiters_per_token,
     )
 
     async def is_revoked(token_id: str) -> bool:
@@ -212,24 +215,49 @@ def create_app(
         metrics,
         revocations,
         max_waiters=limits.waiters,
+        max_waiters_per_token=limits.waiters_per_token,
         limit_log=limit_log,
         database=lambda: svc.database,
         listening=lambda: svc.listener is not None and svc.listener.connected,
     )
+    budget = Budget(
+        workers=settings.analysis_workers,
+        seconds=settings.analysis_seconds,
+        per_token=settings.analysis_per_token,
+        metrics=metrics,
+        limits=limit_log,
+    )
+    toolsets.use_budget(budget)
     svc = Services(
         settings=settings,
         metrics=metrics,
-        finder=RouteFinder(),
         cache=toolsets.cache,
         longpolls=toolsets.longpolls,
         revocations=revocations,
         limits=limits,
         limit_log=limit_log,
+        budget=budget,
+        caps=Caps.of(settings),
         db=db,
     )
     if clock is not None:
         svc.clock = clock
     metrics.waiters.set_function(lambda: toolsets.longpolls.waiting)
+    for name, value in {
+        "max_connections": limits.connections,
+        "max_waiters": limits.waiters,
+        "max_waiters_per_token": limits.waiters_per_token,
+        "analysis_workers": settings.analysis_workers,
+        "analysis_per_token": settings.analysis_per_token,
+        "analysis_seconds": settings.analysis_seconds,
+        "definition_max_bytes": settings.definition_max_bytes,
+        "definition_max_nodes": settings.definition_max_nodes,
+        "definition_max_properties": settings.definition_max_properties,
+        "definition_max_branches": settings.definition_max_branches,
+        "definition_max_depth": settings.definition_max_depth,
+        "max_body_bytes": settings.max_body_bytes,
+    }.items():
+        metrics.limits.labels(name).set(value)
 
     def pool_of(url: str, min_size: int, max_size: int) -> Any:
         # Bounded waits when the server answers nothing (a hung host, a partition):
@@ -267,6 +295,7 @@ def create_app(
         svc.listener = listener
         for warning in limits.warnings():
             _log.warning("limits", detail=warning)
+        svc.budget.start()
         try:
             await listener.start(wait=10.0)
         except TimeoutError:
@@ -277,6 +306,7 @@ def create_app(
             toolsets.longpolls.drain()
             await listener.stop()
             toolsets.close()
+            svc.budget.close()
             if svc.read_db is not None:
                 await svc.read_db.close()
             if pool is not None:
@@ -324,6 +354,8 @@ def create_app(
             version=__version__,
             description="Immutable, versioned MCP tool definitions; see docs/contract.md.",
             path="/schema",
+            # the documents only: Litestar's viewer pages load their scripts from CDNs
+            render_plugins=[JsonRenderPlugin(), YamlRenderPlugin()],
         ),
         logging_config=None,
     )

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
+from registry.api import analysis
 from registry.api.auth import Principal
 from registry.api.namespace_policy import policy_problem, to_document
 from registry.api.params import namespace_name, tool_name
 from registry.api.problems import (
+    ANALYSIS_PROBLEMS,
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
@@ -27,9 +30,6 @@ from registry.api.problems import (
 from registry.api.services import Services, principal, request_id, services
 from registry.api.tools import store_decision
 from registry.api.usage import plan_with_usage
-from registry.canonical import digest as canonical_digest
-from registry.compat import ClassificationError
-from registry.definitions import DefinitionError, validate_definition
 from registry.policy.acceptance import NamespacePolicy
 from registry.policy.plan import (
     ApplyRequest,
@@ -40,9 +40,7 @@ from registry.policy.plan import (
     PolicyPlan,
     ToolPlan,
     plan_policy,
-    plan_tool,
 )
-from registry.policy.publishing import PolicyError, plan_publish
 from registry.store import (
     Conflict,
     Db,
@@ -60,21 +58,31 @@ from registry.store.policies import get_policy, put_policy
 __all__ = ["HANDLERS"]
 
 
-def _validate(index: int, body: ManifestBody) -> str:
+def _names(index: int, body: ManifestBody) -> None:
     where = f"/manifests/{index}"
     try:
         namespace_name(body.namespace)
-        validate_definition(body.tool)
-        tool_name(body.tool["name"])
         for alias in body.aliases:
             tool_name(alias.name, "alias")
-    except DefinitionError as exc:
-        raise ApiError(
-            "invalid-definition", exc.message, pointer=f"{where}/tool{exc.pointer}"
-        ) from exc
     except ApiError as exc:
         raise ApiError("invalid-body", exc.detail, pointer=where) from exc
-    return canonical_digest(body.tool)
+
+
+async def _digests(request: Request[Any, Any, Any], svc: Services, data: ApplyRequest) -> list[str]:
+    """Each manifest's digest, once its tool is within the caps and valid (in a worker,
+    from the body's bytes), and its tool's name; refused in the manifests' order."""
+    manifests = data.manifests
+    # the body's own bytes (checked already); the console's plan hands over a bundle it built
+    raw = await request.body() if request.route_handler is apply else msgspec.json.encode(data)
+    digests, refused = await svc.budget.run(request, analysis.validated_bundle, raw, svc.caps)
+    for index, body in enumerate(manifests):
+        if index == len(digests) and refused is not None:
+            raise refused
+        try:
+            tool_name(body.tool["name"])
+        except ApiError as exc:
+            raise ApiError("invalid-body", exc.detail, pointer=f"/manifests/{index}") from exc
+    return list(digests)
 
 
 def _check_policies(bodies: list[PolicyBody]) -> None:
@@ -122,6 +130,7 @@ async def _namespace_steps(db: Db, names: set[str], who: Principal) -> list[Name
 
 
 async def _plans(
+    request: Request[Any, Any, Any],
     svc: Services,
     db: Db,
     bodies: list[ManifestBody],
@@ -134,33 +143,30 @@ async def _plans(
         state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
         aliases = await repository.list_aliases(db, body.namespace)
         policy = bundled.get(body.namespace) or NamespacePolicy.stored(state.policy)
-        try:
-            planned = plan_tool(state, body, digest, svc.finder, aliases, policy)
-        except PolicyError as exc:
-            raise ApiError(
-                exc.code,
-                f"{body.source or body.tool['name']}: {exc.message}",
-                pointer=f"/manifests/{index}{exc.pointer}",
-                report=exc.report,
-            ) from exc
-        except ClassificationError as exc:
-            raise ApiError(
-                "invalid-definition", exc.message, pointer=f"/manifests/{index}/tool{exc.pointer}"
-            ) from exc
+        planned = await svc.budget.run(
+            request, analysis.plan_manifest, index, state, body, digest, aliases, policy
+        )
         plans.append(await plan_with_usage(svc, db, index, body, planned))
     return plans
 
 
 async def _execute(
-    svc: Services, conn: Db, body: ManifestBody, plan: ToolPlan, who: str | None, rid: str | None
+    request: Request[Any, Any, Any],
+    svc: Services,
+    conn: Db,
+    body: ManifestBody,
+    plan: ToolPlan,
+    who: str | None,
+    rid: str | None,
 ) -> None:
     ns, tool = body.namespace, body.tool["name"]
     if plan.action != "unchanged":
 
-        def decide(state: ToolState) -> PublishPlan | Refusal:
+        async def decide(state: ToolState) -> PublishPlan | Refusal:
             policy = NamespacePolicy.stored(state.policy)
-            request = body.request()
-            outcome = plan_publish(state, body.tool, plan.digest, request, svc.finder, policy)
+            outcome = await svc.budget.run(
+                request, analysis.plan, state, body.tool, plan.digest, body.request(), policy
+            )
             return store_decision(outcome, {"source": body.source})
 
         await repository.publish(
@@ -222,6 +228,7 @@ async def _execute(
         "version-in-use",
         "acceptance-unmatched",
         "policy-invalid",
+        *ANALYSIS_PROBLEMS,
         *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
@@ -233,7 +240,14 @@ async def apply(
 ) -> PlanAnswer:
     svc = services(request)
     who = await principal(request)
-    digests = [_validate(i, body) for i, body in enumerate(data.manifests)]
+    # the scopes first: a token without them learns nothing of what its bundle holds
+    for index, body in enumerate(data.manifests):
+        _names(index, body)
+    policy_bodies = data.policies or []
+    names = {body.namespace for body in data.manifests} | {p.namespace for p in policy_bodies}
+    for namespace in sorted(names):
+        who.require(namespace, "publish")
+    digests = await _digests(request, svc, data)
     seen: dict[tuple[str, str], int] = {}
     for index, body in enumerate(data.manifests):
         key = (body.namespace, body.tool["name"])
@@ -244,15 +258,11 @@ async def apply(
                 pointer=f"/manifests/{index}",
             )
         seen[key] = index
-    policy_bodies = data.policies or []
     _check_policies(policy_bodies)
-    names = {body.namespace for body in data.manifests} | {p.namespace for p in policy_bodies}
-    for namespace in sorted(names):
-        who.require(namespace, "publish")
     if plan:
         namespaces = await _namespace_steps(svc.database, names, who)
         policies = await _policy_steps(svc.database, policy_bodies, who)
-        plans = await _plans(svc, svc.database, data.manifests, digests, policy_bodies)
+        plans = await _plans(request, svc, svc.database, data.manifests, digests, policy_bodies)
         return PlanAnswer(
             accepted=all(p.accepted for p in plans)
             and all(n.allowed for n in namespaces)
@@ -297,7 +307,7 @@ async def apply(
                         actor=who.token_id,
                         request_id=request_id(request),
                     )
-            plans = await _plans(svc, conn, data.manifests, digests, policy_bodies)
+            plans = await _plans(request, svc, conn, data.manifests, digests, policy_bodies)
             in_use = [message for p in plans for message in p.in_use]
             if in_use:
                 raise ApiError(
@@ -320,7 +330,9 @@ async def apply(
                     ),
                 )
             for body, tool_plan in zip(data.manifests, plans, strict=True):
-                await _execute(svc, conn, body, tool_plan, who.token_id, request_id(request))
+                await _execute(
+                    request, svc, conn, body, tool_plan, who.token_id, request_id(request)
+                )
     except PublishRefused as exc:
         raise ApiError(
             "breaking-change",

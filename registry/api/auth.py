@@ -53,6 +53,15 @@ class Principal(msgspec.Struct, frozen=True):
                 return True
         return False
 
+    def require_somewhere(self, action: Action) -> None:
+        """401 for an anonymous caller, 403 unless some scope grants `action` (or higher)."""
+        self.require_token()
+        if not any(ACTIONS[parse_scope(s)[1]] >= ACTIONS[action] for s in self.scopes):
+            raise ApiError(
+                "forbidden",
+                f"token {self.token_id} has no {action} scope (or a higher one) on any namespace",
+            )
+
     def readable(self, namespace: str, open_reads: bool) -> bool:
         return open_reads or self.allows(namespace, "read")
 

@@ -5,40 +5,69 @@ guard of `registry.api.access`, so no body is read or parsed for a caller who
 may not make the request. It refuses:
 
 * a body that is not `application/json` (or `+json`): 415;
-* a body nested deeper, or holding more arrays and objects, than
-  `registry.documents.check_json_limits` allows (checked in one pass over the
-  text, before any parser recurses into it): 400;
-* what msgspec (which decodes the body for the handler) would let through
-  silently: duplicate object keys (msgspec keeps the last one and has no
-  option to refuse them, msgspec issue #648); and with a clear message NaN,
-  Infinity, numbers past a double, nesting past the recursion limit: 400;
-* a NUL character (`\\u0000`) in any string or key: PostgreSQL stores neither
-  in `text` nor in `jsonb`, and its own message would name its internals: 422.
+* a body larger than its route allows (`body_limit`): 413, from the
+  `Content-Length` before anything is read, or once the bytes received pass
+  it. A route that takes one definition (publish, check, a converter's
+  operations: `ONE_DEFINITION` in its `opt`) allows `DEFINITION_BODY_FACTOR`
+  times `Settings.definition_max_bytes`, room for the definition's
+  indentation; every other route `Settings.max_body_bytes`;
+* what `registry.api.json_body.check_document` refuses (depth, node count,
+  duplicate keys, non-finite numbers, NUL): 400 or 422.
 
-The second parse, with the standard library, costs about 9 ms per MiB.
-`request.body()` is cached on the request: the handler reads the same bytes,
-and a body over the size limit is a 413 here.
+That strict check costs tens of milliseconds per MiB of pure Python: a body
+larger than `INLINE_BODY_BYTES` is checked in an analysis worker
+(`registry.api.budget`, within the request's budget and its token's share),
+never on the event loop, so that it delays no other request. What remains on
+the loop is msgspec's decoding for the handler (C, a few milliseconds per MiB).
+`request.body()` is cached on the request: the handler reads the same bytes.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterator
 from typing import Any, Final
 
 from litestar import Request
 
+from registry.api import analysis
+from registry.api.json_body import check_document
 from registry.api.problems import ApiError
-from registry.documents import DocumentError, check_json_limits
+from registry.api.services import services
 
-__all__ = ["check_document", "require_json"]
+__all__ = [
+    "DEFINITION_BODY_FACTOR",
+    "INLINE_BODY_BYTES",
+    "ONE_DEFINITION",
+    "body_limit",
+    "check_body",
+    "require_json",
+]
 
 JSON_BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
-# Arrays and objects in one request body: a bundle of manifests may hold several
-# schemas of up to 100,000 nodes each (a 4 MiB body holds at most about 1.4 million).
-MAX_BODY_NODES: Final = 1_000_000
-_NUL_ESCAPE: Final = b"\\u0000"
+ONE_DEFINITION: Final = {"one_definition": True}  # a route's `opt`: see the module docstring
+DEFINITION_BODY_FACTOR: Final = 2
+INLINE_BODY_BYTES: Final = 64 * 1024  # checked on the event loop below this: ~3 ms
+
+
+def body_limit(request: Request[Any, Any, Any]) -> tuple[int, str]:
+    """The most bytes the route's body may hold, and where that limit comes from."""
+    settings = services(request).settings
+    if request.route_handler.opt.get("one_definition"):
+        return (
+            settings.definition_max_bytes * DEFINITION_BODY_FACTOR,
+            f"{DEFINITION_BODY_FACTOR} x REGISTRY_DEFINITION_MAX_BYTES, room for one "
+            "definition; send it as compact JSON",
+        )
+    return settings.max_body_bytes, "the limit of every request body"
+
+
+def _too_large(request: Request[Any, Any, Any], size: int | None) -> ApiError:
+    limit, source = body_limit(request)
+    sent = f" ({size} bytes)" if size is not None else ""
+    return ApiError(
+        "body-too-large",
+        f"the body{sent} is larger than {limit} bytes, the limit here ({source})",
+        limit={"name": "body_bytes", "maximum": limit},
+    )
 
 
 async def require_json(request: Request[Any, Any, Any]) -> None:
@@ -53,84 +82,19 @@ async def require_json(request: Request[Any, Any, Any]) -> None:
             "unsupported-media-type",
             f"the body is {media or 'untyped'}; send application/json",
         )
+    limit, _ = body_limit(request)
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise _too_large(request, int(length))
     raw = await request.body()
+    if len(raw) > limit:  # sent without a Content-Length (chunked)
+        raise _too_large(request, None)
     if raw.strip():
+        await check_body(request, raw)
+
+
+async def check_body(request: Request[Any, Any, Any], raw: bytes) -> None:
+    """`check_document(raw)`: on the event loop when `raw` is small, else in a worker."""
+    if len(raw) > INLINE_BODY_BYTES:
+        await services(request).budget.run(request, analysis.checked_body, raw)
+    else:
         check_document(raw)
-
-
-def check_document(raw: bytes) -> None:
-    """ApiError unless `raw` is strict JSON within the depth and node limits, without
-    duplicate keys and without NUL."""
-    try:  # one pass over the text before any parser builds (or recurses into) it
-        check_json_limits(raw.decode("utf-8", "replace"), "the body", max_nodes=MAX_BODY_NODES)
-    except DocumentError as exc:
-        raise ApiError(
-            "invalid-json",
-            f"the body is refused: {exc.message} (line {exc.line}, column {exc.column})",
-        ) from None
-    duplicates: list[tuple[str, dict[str, Any]]] = []
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs) and not duplicates:
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    duplicates.append((key, obj))
-                    break
-                seen.add(key)
-        return obj
-
-    def constant(name: str) -> Any:
-        raise ApiError("invalid-json", f"the body is not valid JSON: {name} is not a JSON number")
-
-    def finite(text: str) -> float:
-        number = float(text)
-        if math.isinf(number):
-            raise ApiError(
-                "invalid-json",
-                f"the body is not valid JSON: the number {text[:40]} is out of range "
-                "(larger than a double)",
-            )
-        return number
-
-    try:
-        document = json.loads(
-            raw, object_pairs_hook=unique, parse_constant=constant, parse_float=finite
-        )
-    except RecursionError:
-        raise ApiError("invalid-json", "the body is not valid JSON: nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, bad UTF-8, an integer of 4,300+ digits
-        raise ApiError("invalid-json", f"the body is not valid JSON: {exc}") from None
-    if duplicates:
-        key, holder = duplicates[0]
-        where = next((p for p, v, _ in _nodes(document) if v is holder), "?") or "the top level"
-        raise ApiError("invalid-json", f"duplicate key {key!r} at {where}")
-    # JSON can carry NUL only as the escape \u0000 (a raw control character is
-    # invalid JSON): without it in the bytes there is nothing to look for.
-    if _NUL_ESCAPE in raw:
-        for pointer, value, key in _nodes(document):
-            if (isinstance(value, str) and "\x00" in value) or "\x00" in key:
-                raise ApiError(
-                    "invalid-body",
-                    "text may not contain the NUL character (\\u0000)",
-                    pointer=pointer or "/",
-                )
-
-
-def _nodes(document: Any) -> Iterator[tuple[str, Any, str]]:
-    """(JSON Pointer, value, the key or index it is held under) of every node, the
-    document first (error paths only: it walks the whole document)."""
-    stack: list[tuple[Any, str, str]] = [(document, "", "")]
-    while stack:
-        value, pointer, key = stack.pop()
-        yield pointer, value, key
-        if isinstance(value, dict):
-            items: Any = value.items()
-        elif isinstance(value, list):
-            items = enumerate(value)
-        else:
-            continue
-        for name, child in items:
-            token = str(name).replace("~", "~0").replace("/", "~1")
-            stack.append((child, f"{pointer}/{token}", str(name)))

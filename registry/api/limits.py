@@ -53,6 +53,7 @@ class Limits(msgspec.Struct, frozen=True):
     waiters: int  # long-polls held at once
     fd_limit: int
     needs_fds: int  # descriptors these limits need
+    waiters_per_token: int = 1  # long-polls one token (or anonymous address) holds at once
 
     @classmethod
     def of(
@@ -62,11 +63,13 @@ class Limits(msgspec.Struct, frozen=True):
         pool_fds: int,
         max_connections: int | None = None,
         max_waiters: int | None = None,
+        max_waiters_per_token: int | None = None,
     ) -> Limits:
         reserved = RESERVED_FDS + pool_fds
         connections = max_connections or max(fd_limit - reserved, 64)
         waiters = max_waiters or max(connections - max(64, connections // 10), 1)
-        return cls(connections, waiters, fd_limit, connections + reserved)
+        per_token = max_waiters_per_token or max(waiters // 4, 1)
+        return cls(connections, waiters, fd_limit, connections + reserved, per_token)
 
     def warnings(self) -> list[str]:
         found = []

@@ -21,13 +21,18 @@ ends with the first of:
 `limit` bounds the waiters held at once: one more is refused with 503
 `not-ready` and `Retry-After`, logged at most once a minute and counted in
 `registry_limit_reached_total{limit="waiters"}` (see docs/running.md "Sizing a replica").
+`per_token` bounds those of one holder (a token, or an anonymous caller's
+address): one more is refused with 429 `too-many-requests` and `Retry-After`
+(`limit="waiters_per_token"`), so that one token cannot take every slot from
+the other namespaces' watchers. The console's live pages take their slots
+here too (`slot`), counted in both.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final
 
 import msgspec
@@ -97,6 +102,7 @@ class Waiter:
     __slots__ = (
         "_detached",
         "_disconnect",
+        "_holder",
         "_hub",
         "_receive",
         "_release",
@@ -108,8 +114,9 @@ class Waiter:
         "send",
     )
 
-    def __init__(self, hub: LongPolls, namespace: str, etag: str, loop: Any) -> None:
+    def __init__(self, hub: LongPolls, namespace: str, etag: str, loop: Any, holder: str) -> None:
         self._hub = hub
+        self._holder = holder
         self.namespace = namespace
         self.etag = etag  # the digest the caller has
         self.future: asyncio.Future[Asgi] = loop.create_future()
@@ -189,8 +196,11 @@ class LongPolls:
         revocations: Revocations,
         metrics: Metrics,
         limits: LimitLog,
+        per_token: int | None = None,
     ) -> None:
         self.limit = limit
+        self.per_token = per_token if per_token is not None else max(1, limit // 4)
+        self._held: dict[str, int] = {}  # slots by holder
         self.metrics = metrics
         self._revocations = revocations
         self._limits = limits
@@ -209,16 +219,8 @@ class LongPolls:
             raise KeyError(namespace)
         return found
 
-    def park(
-        self,
-        namespace: str,
-        answers: Answers,
-        seconds: float,
-        token_id: str | None,
-        receive: Callable[[], Awaitable[Any]],
-    ) -> Waiter:
-        """Hold a long-poll of a caller that has `answers`' payload; `receive` is the
-        request's, its body read already (its next message is the hang-up)."""
+    def _take(self, holder: str) -> None:
+        """One slot for `holder`, or the refusal (see the module docstring)."""
         if self._draining:
             raise ApiError(
                 "not-ready", "the registry is shutting down; retry shortly", headers=_RETRY_SOON
@@ -230,11 +232,56 @@ class LongPolls:
                 f"this replica holds as many long-polls as it may ({self.limit}); "
                 "retry later or on another replica",
                 headers={"Retry-After": RETRY_AFTER_SECONDS},
+                limit={"name": "max_waiters", "maximum": self.limit},
             )
-        loop = asyncio.get_running_loop()
-        waiter = Waiter(self, namespace, answers.built.digest, loop)
-        self._by_namespace.setdefault(namespace, set()).add(waiter)
+        if self._held.get(holder, 0) >= self.per_token:
+            self._limits.reached("waiters_per_token", self.per_token)
+            raise ApiError(
+                "too-many-requests",
+                f"this token already holds {self.per_token} long-polls on this replica "
+                "(REGISTRY_MAX_WAITERS_PER_TOKEN); retry when one has ended",
+                headers={"Retry-After": RETRY_AFTER_SECONDS},
+                limit={"name": "max_waiters_per_token", "maximum": self.per_token},
+            )
+        self._held[holder] = self._held.get(holder, 0) + 1
         self.waiting += 1
+
+    def _give_back(self, holder: str) -> None:
+        self.waiting -= 1
+        left = self._held.get(holder, 1) - 1
+        if left > 0:
+            self._held[holder] = left
+        else:
+            self._held.pop(holder, None)
+
+    @contextlib.contextmanager
+    def slot(self, holder: str) -> Iterator[None]:
+        """A slot held for the block (a console live page's wait), refused like `park`."""
+        self._take(holder)
+        self.metrics.console_waiters.inc()
+        try:
+            yield
+        finally:
+            self.metrics.console_waiters.dec()
+            self._give_back(holder)
+
+    def park(
+        self,
+        namespace: str,
+        answers: Answers,
+        seconds: float,
+        token_id: str | None,
+        receive: Callable[[], Awaitable[Any]],
+        holder: str | None = None,
+    ) -> Waiter:
+        """Hold a long-poll of a caller that has `answers`' payload; `receive` is the
+        request's, its body read already (its next message is the hang-up). `holder`:
+        whose share the slot counts against (default: the token)."""
+        holder = holder or token_id or "anonymous"
+        self._take(holder)
+        loop = asyncio.get_running_loop()
+        waiter = Waiter(self, namespace, answers.built.digest, loop, holder)
+        self._by_namespace.setdefault(namespace, set()).add(waiter)
         waiter._timer = loop.call_later(seconds, waiter._timed_out)
         waiter._release = self._revocations.hold(token_id, waiter)
         waiter._receive = receive
@@ -250,7 +297,7 @@ class LongPolls:
         held = self._by_namespace.get(waiter.namespace)
         if held is not None and waiter in held:
             held.discard(waiter)
-            self.waiting -= 1
+            self._give_back(waiter._holder)
             if not held:
                 del self._by_namespace[waiter.namespace]
 

@@ -81,8 +81,31 @@ class Metrics:
         self.limit_reached = Counter(
             "registry_limit_reached",
             "Times a limit was met, by limit: waiters (a long-poll refused, 503), "
-            "connections (connections found waiting to be accepted, checked each second).",
+            "waiters_per_token (429), connections (connections found waiting to be "
+            "accepted, checked each second), analysis_per_token (429), analysis_workers "
+            "(503).",
             ["limit"],
+            registry=self.registry,
+        )
+        self.limits = Gauge(
+            "registry_limit",
+            "The limits in force, by name (docs/security.md).",
+            ["limit"],
+            registry=self.registry,
+        )
+        self.console_waiters = Gauge(
+            "registry_console_longpoll_waiters",
+            "Console live pages currently long-polling (counted with the toolset's).",
+            registry=self.registry,
+        )
+        self.analysis_running = Gauge(
+            "registry_analysis_calls",
+            "Analysis calls (classification, validation, diff) running or waiting for a worker.",
+            registry=self.registry,
+        )
+        self.analysis_over_budget = Counter(
+            "registry_analysis_over_budget",
+            "Analysis calls stopped at the time budget (422 analysis-over-budget).",
             registry=self.registry,
         )
 

@@ -6,6 +6,10 @@ stored on the scope for handlers and audit events, and logged. The server's
 `send` is on the scope too (`state["asgi_send"]`): woken long-polls are
 answered through it directly, and say what they sent (`state["answered"]`). It wraps the
 whole app, so requests that match no route are logged and counted too.
+
+Every answer without a Content-Security-Policy of its own (the console sets a
+stricter page policy) gets `API_SECURITY_HEADERS`: an API answer is data, and
+a browser that renders one anyway may load, run and frame nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -22,6 +26,10 @@ from registry.api.metrics import Metrics
 __all__ = ["Observed"]
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+API_SECURITY_HEADERS: Final = (
+    (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+)
 _log = structlog.get_logger("registry.api")
 
 Scope = dict[str, Any]
@@ -77,6 +85,8 @@ class Observed:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", rid.encode()))
+                if not any(k == b"content-security-policy" for k, _ in headers):
+                    headers.extend(API_SECURITY_HEADERS)
                 if state.get("read_replica"):  # services.replica_read: it may lag the primary
                     headers.append((b"x-registry-read", b"replica"))
                 message = {**message, "headers": headers}

@@ -17,7 +17,9 @@ from typing import Any, Final, Literal
 import msgspec
 
 __all__ = [
+    "ANALYSIS_PROBLEMS",
     "BODY_PROBLEMS",
+    "BUDGET_PROBLEMS",
     "GUARDED_PROBLEMS",
     "PARAMETER_PROBLEMS",
     "POLICY_PROBLEMS",
@@ -56,10 +58,13 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
         409, "The registry or the namespace is in a mode that refuses writes"
     ),
     "request-timeout": ProblemType(408, "The request was not received in time"),
+    "too-many-requests": ProblemType(429, "The token's share of this limit is in use"),
     "body-too-large": ProblemType(413, "The body is larger than the limit"),
     "unsupported-media-type": ProblemType(415, "The body must be application/json"),
     "invalid-body": ProblemType(422, "The body does not have the expected shape"),
     "invalid-definition": ProblemType(422, "The tool definition is invalid"),
+    "definition-too-large": ProblemType(422, "A definition is larger than a limit"),
+    "analysis-over-budget": ProblemType(422, "The analysis did not finish within its budget"),
     "version-not-found": ProblemType(422, "The request names a version that does not exist"),
     "converter-invalid": ProblemType(422, "The converter operations are invalid"),
     "converter-unverified": ProblemType(422, "The converter does not repair every breaking change"),
@@ -72,6 +77,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "client-closed": ProblemType(499, "The client closed the request"),
     "database-unavailable": ProblemType(503, "The database is unavailable"),
     "not-ready": ProblemType(503, "The service is not ready"),
+    "analysis-busy": ProblemType(503, "Every analysis worker is busy"),
     "internal-error": ProblemType(500, "Internal error"),
 }
 
@@ -89,6 +95,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     decisions: Any = None
     namespace: str | None = None  # namespace-not-found: the namespace named
     usage: Any = None  # version-in-use: who still calls the version
+    limit: Any = None  # a limit met: {"name", "maximum"} and, for a cap, "found"
     line: int | None = None  # import-refused: the line of the file refused
     mode: str | None = None  # not-writable: the mode refusing the write ...
     scope: str | None = None  # ... and where it is set: "registry" or "namespace"
@@ -119,6 +126,10 @@ class ApiError(Exception):
     def status(self) -> int:
         return PROBLEMS[self.code].status
 
+    def __reduce__(self) -> Any:
+        # whole across a process boundary (registry.api.budget's workers raise it)
+        return (_rebuilt, (self.code, self.detail, self.pointer, self.headers, self.extensions))
+
     def problem(self, instance: str | None) -> Problem:
         kind = PROBLEMS[self.code]
         return Problem(
@@ -130,6 +141,16 @@ class ApiError(Exception):
             pointer=self.pointer or None,
             **self.extensions,
         )
+
+
+def _rebuilt(
+    code: str,
+    detail: str,
+    pointer: str | None,
+    headers: dict[str, str],
+    extensions: dict[str, Any],
+) -> ApiError:
+    return ApiError(code, detail, pointer=pointer, headers=headers, **extensions)
 
 
 def namespace_not_found(ns: str) -> ApiError:
@@ -193,6 +214,10 @@ POLICY_PROBLEMS: Final = (  # the publishing rule's refusals of a request (regis
     "request-invalid",
     "illegal-transition",
 )
+# What a route whose work runs in the analysis workers (registry.api.budget) may answer,
+# and one that takes definitions in its body besides (their caps, registry.api.caps).
+BUDGET_PROBLEMS: Final = ("analysis-over-budget", "too-many-requests", "analysis-busy")
+ANALYSIS_PROBLEMS: Final = ("definition-too-large", *BUDGET_PROBLEMS)
 WRITE_PROBLEMS: Final = ("not-writable",)  # a write to the registry's records (modes)
 BODY_PROBLEMS: Final = (  # POST and PUT: a body is read and checked when one is sent
     "invalid-json",
@@ -200,6 +225,7 @@ BODY_PROBLEMS: Final = (  # POST and PUT: a body is read and checked when one is
     "body-too-large",
     "unsupported-media-type",
     "invalid-body",
+    *BUDGET_PROBLEMS,  # a large body is checked in an analysis worker (registry.api.bodies)
 )
 
 

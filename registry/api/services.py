@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import asyncpg  # type: ignore[import-untyped, unused-ignore]
 import msgspec
@@ -13,6 +14,8 @@ import structlog
 from litestar.connection import ASGIConnection
 
 from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret, matches_secret
+from registry.api.budget import Budget
+from registry.api.caps import Caps
 from registry.api.limits import LimitLog, Limits
 from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
@@ -20,10 +23,10 @@ from registry.api.problems import ApiError, namespace_not_found
 from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.toolset_cache import ToolsetCache
-from registry.policy.routes import RouteFinder
 from registry.store import Db, ToolsetListener, repository
 
 __all__ = [
+    "SESSION_TOKEN",
     "Services",
     "actor",
     "principal",
@@ -42,12 +45,13 @@ _log = structlog.get_logger("registry.api")
 class Services:
     settings: Settings
     metrics: Metrics
-    finder: RouteFinder
     cache: ToolsetCache[Any]
     longpolls: LongPolls
     revocations: Revocations
     limits: Limits
     limit_log: LimitLog
+    budget: Budget
+    caps: Caps
     db: Db | None = None
     read_db: Db | None = None  # the read replica's pool (Settings.read_database_url)
     listener: ToolsetListener | None = None
@@ -103,8 +107,12 @@ def request_id(request: ASGIConnection[Any, Any, Any, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+SESSION_TOKEN: Final = "session_token_hash"  # the console's signed-in token, as a hash
+
+
 async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
-    """The caller, from its bearer token (cached on the request); anonymous without one."""
+    """The caller, from its bearer token (cached on the request), or from the token
+    a console session stands for (`SESSION_TOKEN`); anonymous without either."""
     scope = request.scope
     state = scope.get("state")
     if state is None:
@@ -113,13 +121,20 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     if isinstance(known, Principal):
         return known
     secret = bearer_secret(_authorization(scope))
+    token_hash = repository.hash_token(secret) if secret is not None else state.get(SESSION_TOKEN)
     found = Principal(token_id=None)
-    if secret is not None:
+    if token_hash is not None:
         svc = services(request)
-        if matches_secret(secret, svc.settings.bootstrap_token):
+        bootstrap = svc.settings.bootstrap_token
+        if (
+            matches_secret(secret, bootstrap)
+            if secret is not None
+            else bootstrap is not None
+            and hmac.compare_digest(token_hash.encode(), repository.hash_token(bootstrap).encode())
+        ):
             found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
         else:
-            token = await repository.lookup_token(svc.database, repository.hash_token(secret))
+            token = await repository.lookup_token(svc.database, token_hash)
             if token is None:
                 raise ApiError(
                     "unauthenticated",

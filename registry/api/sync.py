@@ -8,24 +8,24 @@ from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
+from registry.api import analysis
 from registry.api.answers import Ready
+from registry.api.auth import Principal
 from registry.api.params import NamespaceName
 from registry.api.problems import (
     BODY_PROBLEMS,
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     SERVER_PROBLEMS,
-    ApiError,
     namespace_not_found,
     problem_responses,
 )
 from registry.api.services import principal, reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
-from registry.policy.verify import VerifyError, verify_listing
 from registry.sdk.toolset import ToolsetPayload
 from registry.store import Version, repository
 
-__all__ = ["HANDLERS", "etag_matches"]
+__all__ = ["HANDLERS", "etag_matches", "holder"]
 
 
 def _tags(header: str) -> list[str]:
@@ -44,6 +44,14 @@ def _if_none_match(header: str | None) -> str | None:
     if not header:
         return None
     return _tags(header)[0] or None
+
+
+def holder(request: Request[Any, Any, Any], who: Principal) -> str:
+    """Whose long-poll share a request takes: its token, or an anonymous caller's address."""
+    if who.token_id is not None:
+        return who.token_id
+    client = request.client
+    return f"anonymous@{client.host if client is not None else '?'}"
 
 
 async def _client_gone(request: Request[Any, Any, Any]) -> None:
@@ -66,7 +74,12 @@ def _raw_header(scope: Any, name: bytes) -> str | None:
     media_type="application/json",
     responses={
         **problem_responses(
-            *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "namespace-not-found", *SERVER_PROBLEMS
+            *GUARDED_PROBLEMS,
+            *PARAMETER_PROBLEMS,
+            "namespace-not-found",
+            "too-many-requests",
+            "not-ready",
+            *SERVER_PROBLEMS,
         ),
         200: ResponseSpec(
             data_container=ToolsetPayload,
@@ -101,7 +114,9 @@ async def toolset(
         # next message from the server is the client hanging up.
         await request.receive()
         who = await principal(request)  # known already: reader looked it up
-        waiter = svc.longpolls.park(ns, answers, float(wait), who.token_id, request.receive)
+        waiter = svc.longpolls.park(
+            ns, answers, float(wait), who.token_id, request.receive, holder(request, who)
+        )
         return Ready(waiter.answer, 200)
     if header == answers.etag or etag_matches(header, built.digest):
         return Ready(answers.not_modified, 304)
@@ -131,11 +146,9 @@ async def verify(
     by_tool: dict[str, list[Version]] = {}
     for version in snapshot.versions:
         by_tool.setdefault(version.tool, []).append(version)
-    try:
-        verdicts = verify_listing(data.tools, data.protocolVersion, by_tool)
-    except VerifyError as exc:
-        code = "invalid-protocol-version" if "protocolVersion" in str(exc) else "invalid-body"
-        raise ApiError(code, str(exc)) from exc
+    verdicts = await svc.budget.run(
+        request, analysis.verified, data.tools, data.protocolVersion, by_tool
+    )
     summary: dict[str, int] = {"current": 0, "served": 0, "retired": 0, "unknown": 0}
     for verdict in verdicts:
         summary[verdict.status] += 1

@@ -8,6 +8,8 @@ from typing import Any
 from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
+from registry.api import analysis
+from registry.api.bodies import ONE_DEFINITION
 from registry.api.params import (
     AliasName,
     NamespaceName,
@@ -17,7 +19,9 @@ from registry.api.params import (
     version_number,
 )
 from registry.api.problems import (
+    ANALYSIS_PROBLEMS,
     BODY_PROBLEMS,
+    BUDGET_PROBLEMS,
     GUARDED_PROBLEMS,
     PARAMETER_PROBLEMS,
     POLICY_PROBLEMS,
@@ -56,19 +60,11 @@ from registry.api.wire import (
     ToolEntry,
     ToolList,
 )
-from registry.canonical import digest as canonical_digest
-from registry.compat import ClassificationError
-from registry.definitions import DefinitionError, validate_definition
 from registry.policy.acceptance import NamespacePolicy
 from registry.policy.publishing import (
     Decision,
-    PolicyError,
     PublishOutcome,
     PublishRequest,
-    check_deprecate,
-    check_retire,
-    plan_publish,
-    verify_converter,
 )
 from registry.store import (
     Acceptance,
@@ -87,15 +83,6 @@ from registry.store import (
 )
 
 __all__ = ["HANDLERS"]
-
-
-def _policy_problem(exc: PolicyError, prefix: str = "") -> ApiError:
-    return ApiError(
-        exc.code,
-        exc.message,
-        pointer=(prefix + exc.pointer) if exc.pointer else None,
-        report=exc.report,
-    )
 
 
 def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None) -> ApiError:
@@ -180,43 +167,38 @@ async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> Tool
 # -- publish and check -----------------------------------------------------
 
 
-def _validated(ns: str, tool: str, data: PublishRequest) -> tuple[dict[str, Any], str]:
-    # `ns` and `tool` are path parameters, checked against their rules by the router.
-    try:
-        validate_definition(data.definition)
-    except DefinitionError as exc:
-        raise ApiError(
-            "invalid-definition", exc.message, pointer="/definition" + exc.pointer
-        ) from exc
-    if data.definition.get("name") != tool:
-        raise ApiError(
-            "invalid-definition",
-            f"the definition's name {data.definition.get('name')!r} is not the tool {tool!r} "
-            "of the path",
-            pointer="/definition/name",
-        )
-    return data.definition, canonical_digest(data.definition)
+async def _validated(
+    request: Request[Any, Any, Any], svc: Services, tool: str, data: PublishRequest
+) -> str:
+    """The definition's digest, once it is within the caps (at once) and valid (in a
+    worker): `ns` and `tool` are path parameters, checked by the router."""
+    raw = await request.body()  # read and checked already: the worker decodes its copy
+    digest: str = await svc.budget.run(request, analysis.validated_body, tool, raw, svc.caps)
+    return digest
 
 
-def _plan(
-    svc: Services, state: ToolState, definition: dict[str, Any], digest: str, data: PublishRequest
+async def _plan(
+    request: Request[Any, Any, Any],
+    svc: Services,
+    state: ToolState,
+    definition: dict[str, Any],
+    digest: str,
+    data: PublishRequest,
 ) -> PublishOutcome:
     started = time.perf_counter()
     try:
         policy = NamespacePolicy.stored(state.policy)
-        return plan_publish(state, definition, digest, data, svc.finder, policy)
-    except PolicyError as exc:
-        raise _policy_problem(exc) from exc
-    except ClassificationError as exc:
-        raise ApiError(
-            "invalid-definition", exc.message, pointer="/definition" + exc.pointer
-        ) from exc
+        outcome: PublishOutcome = await svc.budget.run(
+            request, analysis.plan, state, definition, digest, data, policy
+        )
+        return outcome
     finally:
         svc.metrics.classification.observe(time.perf_counter() - started)
 
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions",
+    opt=ONE_DEFINITION,
     summary="Publish a version (docs/contract.md publishing rule)",
     status_code=201,
     responses={
@@ -230,6 +212,7 @@ def _plan(
             *POLICY_PROBLEMS,
             "version-in-use",
             "acceptance-unmatched",
+            *ANALYSIS_PROBLEMS,
             *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
@@ -242,13 +225,22 @@ async def publish(
     tool: ToolName,
     data: JSONBody[PublishRequest],
 ) -> Response[PublishAnswer]:
-    definition, digest = _validated(ns, tool, data)
     svc = await writer(request, ns)
-    evidence = await check_retirements(svc, svc.database, ns, tool, data.retire, data.require_idle)
+    definition = data.definition
+    digest = await _validated(request, svc, tool, data)
+    evidence = await check_retirements(
+        svc,
+        svc.database,
+        ns,
+        tool,
+        data.retire,
+        data.require_idle,
+        deprecate=[(d.version, d.sunset) for d in data.deprecate],
+    )
     outcomes: list[PublishOutcome] = []
 
-    def decide(state: ToolState) -> PublishPlan | Refusal:
-        outcome = _plan(svc, state, definition, digest, data)
+    async def decide(state: ToolState) -> PublishPlan | Refusal:
+        outcome = await _plan(request, svc, state, definition, digest, data)
         outcomes.append(outcome)
         return store_decision(
             outcome, {"severity": outcome.report.severity if outcome.report else None}
@@ -297,7 +289,9 @@ async def publish(
             retired=result.retired,
             deprecated=result.deprecated,
             warnings=[
-                e.message for e in evidence if e.message and e.usage.version in result.retired
+                e.message
+                for e in evidence
+                if e.message and e.usage.version in {*result.retired, *result.deprecated}
             ],
             acceptances=outcomes[-1].acceptances if outcomes and result.created else [],
         ),
@@ -326,6 +320,7 @@ def _version_path(ns: str, tool: str, version: int) -> str:
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/check",
+    opt=ONE_DEFINITION,
     summary="Dry run of publish: the report and the decisions still missing",
     status_code=200,
     responses=problem_responses(
@@ -336,6 +331,7 @@ def _version_path(ns: str, tool: str, version: int) -> str:
         "invalid-definition",
         *POLICY_PROBLEMS,
         "acceptance-unmatched",
+        *ANALYSIS_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
 )
@@ -345,8 +341,8 @@ async def check(
     tool: ToolName,
     data: JSONBody[PublishRequest],
 ) -> CheckAnswer:
-    definition, digest = _validated(ns, tool, data)
     svc = await reader(request, ns)
+    digest = await _validated(request, svc, tool, data)
     await require_namespace(svc, ns)
     state = await repository.load_tool_state(svc.database, ns, tool)
     existing = next((v for v in state.versions if v.digest == digest), None)
@@ -360,7 +356,7 @@ async def check(
             existing=True,
             decisions=[],
         )
-    outcome = _plan(svc, state, definition, digest, data)
+    outcome = await _plan(request, svc, state, data.definition, digest, data)
     return CheckAnswer(
         version=outcome.version,
         digest=digest,
@@ -426,7 +422,7 @@ def _is_there(found: object) -> bool:
     "/v1/namespaces/{ns:str}/tools/{tool:str}/versions/{n:str}/diff",
     summary="The change report from version `against` to version n",
     responses=problem_responses(
-        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *SERVER_PROBLEMS
+        *GUARDED_PROBLEMS, *PARAMETER_PROBLEMS, "not-found", *BUDGET_PROBLEMS, *SERVER_PROBLEMS
     ),
 )
 async def diff(
@@ -440,7 +436,7 @@ async def diff(
     svc = await reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
     old = await _existing_version(svc, ns, tool, other)
-    report = svc.finder.report(old, new)
+    report = await svc.budget.run(request, analysis.report, old, new)
     accepted: list[Acceptance] = []
     if other < number and report.breaking:
         # what of this change was accepted on purpose: by the versions after `against`
@@ -459,12 +455,19 @@ async def diff(
 # -- lifecycle ---------------------------------------------------------------
 
 
-def _route_guard(svc: Services, number: int, sunset: Any = None, *, retiring: bool) -> Any:
-    def guard(state: ToolState) -> None:
-        decisions = (
-            check_retire(state, number, svc.finder)
+def _route_guard(
+    request: Request[Any, Any, Any],
+    svc: Services,
+    number: int,
+    sunset: Any = None,
+    *,
+    retiring: bool,
+) -> Any:
+    async def guard(state: ToolState) -> None:
+        decisions: list[Decision] = (
+            await svc.budget.run(request, analysis.retire_decisions, state, number)
             if retiring
-            else check_deprecate(state, number, sunset, svc.finder)
+            else await svc.budget.run(request, analysis.deprecate_decisions, state, number, sunset)
         )
         if decisions:
             what = "retiring" if retiring else "a sunset on"
@@ -498,6 +501,8 @@ async def _lifecycle_call(coro: Any) -> Version:
         "not-found",
         "illegal-transition",
         "route-lost",
+        "version-in-use",
+        *BUDGET_PROBLEMS,
         *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
@@ -508,11 +513,22 @@ async def deprecate(
     tool: ToolName,
     n: VersionText,
     data: JSONBody[DeprecateRequest | None] = None,
-) -> Version:
+) -> RetireAnswer:
     number = version_number(n)
     svc = await writer(request, ns)
     sunset = data.sunset if data is not None else None
-    return await _lifecycle_call(
+    # a sunset that retires (passed, or sooner than the idleness asked for) passes the
+    # idle rule first, as a retirement does (registry.policy.usage.retiring)
+    evidence = await check_retirements(
+        svc,
+        svc.database,
+        ns,
+        tool,
+        [],
+        data.require_idle if data is not None else None,
+        deprecate=[(number, sunset)],
+    )
+    record = await _lifecycle_call(
         repository.deprecate(
             svc.database,
             ns,
@@ -521,9 +537,10 @@ async def deprecate(
             sunset=sunset,
             actor=actor(request),
             request_id=request_id(request),
-            guard=_route_guard(svc, number, sunset, retiring=False),
+            guard=_route_guard(request, svc, number, sunset, retiring=False),
         ),
     )
+    return retire_answer(record, evidence)
 
 
 @post(
@@ -538,6 +555,7 @@ async def deprecate(
         "illegal-transition",
         "route-lost",
         "version-in-use",
+        *BUDGET_PROBLEMS,
         *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
     ),
@@ -563,7 +581,7 @@ async def retire(
             number,
             actor=actor(request),
             request_id=request_id(request),
-            guard=_route_guard(svc, number, retiring=True),
+            guard=_route_guard(request, svc, number, retiring=True),
         ),
     )
     return retire_answer(record, evidence)
@@ -574,6 +592,7 @@ async def retire(
 
 @post(
     "/v1/namespaces/{ns:str}/tools/{tool:str}/converters",
+    opt=ONE_DEFINITION,
     summary="Register a verified converter",
     status_code=201,
     responses={
@@ -584,6 +603,7 @@ async def retire(
             "not-found",
             "conflict",
             *POLICY_PROBLEMS,
+            *ANALYSIS_PROBLEMS,
             *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
@@ -601,10 +621,9 @@ async def register_converter(
         raise ApiError("request-invalid", "a converter goes from one version to another")
     source = await _existing_version(svc, ns, tool, data.from_)
     target = await _existing_version(svc, ns, tool, data.to)
-    try:
-        report = verify_converter(source, target, data.ops, svc.finder)
-    except PolicyError as exc:
-        raise _policy_problem(exc) from exc
+    report = await svc.budget.run(
+        request, analysis.converter_report, source, target, data.ops, svc.caps
+    )
     try:
         converter, created = await repository.register_converter(
             svc.database,
@@ -643,6 +662,7 @@ async def register_converter(
             "not-found",
             "conflict",
             *POLICY_PROBLEMS,
+            *BUDGET_PROBLEMS,
             *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
@@ -677,14 +697,13 @@ async def set_alias(
     if data.contract.tool == data.target:
         state = await repository.load_tool_state(svc.database, ns, data.target)
         current = state.current
-        routed = current is not None and (
-            svc.finder.route(
-                state.versions,
-                state.converters,
-                start=data.contract.version,
-                target=current.version,
-            )
-            is not None
+        routed = current is not None and await svc.budget.run(
+            request,
+            analysis.routed,
+            state.versions,
+            state.converters,
+            data.contract.version,
+            current.version,
         )
     message = (
         f"{alias} resolves to {data.target}, speaking version {data.contract.version}"

@@ -7,7 +7,10 @@
 
 Builds run in one worker thread, one at a time: the event loop only reads the
 rows (`registry.store.toolset_rows`). The thread has its own `RouteFinder`
-(its classification cache is not shared between threads).
+(its classification cache is not shared between threads), whose
+classifications of pairs it has not seen run in the analysis workers
+(`use_budget`): a thread holds the GIL, and a costly pair would hold it from
+every other namespace's reads (issue 24).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from registry.api import analysis
+from registry.api.budget import Budget
 from registry.api.limits import LimitLog
 from registry.api.longpoll import LongPolls
 from registry.api.metrics import Metrics
@@ -38,6 +43,7 @@ class Toolsets:
         revocations: Revocations,
         *,
         max_waiters: int,
+        max_waiters_per_token: int | None = None,
         limit_log: LimitLog,
         database: Callable[[], Db],
         listening: Callable[[], bool],
@@ -47,7 +53,11 @@ class Toolsets:
         self._finder = RouteFinder()
         self._executor: ThreadPoolExecutor | None = None
         self.longpolls = LongPolls(
-            limit=max_waiters, revocations=revocations, metrics=metrics, limits=limit_log
+            limit=max_waiters,
+            per_token=max_waiters_per_token,
+            revocations=revocations,
+            metrics=metrics,
+            limits=limit_log,
         )
         self.cache: ToolsetCache[ToolsetRows] = ToolsetCache(
             self._read,
@@ -57,6 +67,14 @@ class Toolsets:
             watched=self.longpolls.watched,
         )
         self.cache.subscribe(self.longpolls.changed, self.longpolls.failed)
+
+    def use_budget(self, budget: Budget) -> None:
+        """Classify the pairs the builder has not seen in `budget`'s worker processes."""
+
+        def classify(old: Any, new: Any) -> Any:
+            return budget.run_blocking(analysis.classify_definitions, old, new)
+
+        self._finder = RouteFinder(classify=classify)
 
     async def _read(self, namespace: str, tools: frozenset[str] | None) -> ToolsetRows | None:
         return await read_toolset_rows(self._database(), namespace, tools)

@@ -49,6 +49,7 @@ from registry.policy.callers import (
     callers_of,
     parse_duration,
     retirement_evidence,
+    retiring,
     summarize,
 )
 from registry.policy.plan import ManifestBody, ToolPlan
@@ -309,18 +310,24 @@ async def judge_retirements(
     versions: Iterable[int],
     require_idle: str | None,
     *,
+    deprecate: Iterable[tuple[int, datetime | None]] = (),
     pointer: str = "/require_idle",
 ) -> list[Evidence]:
-    """The evidence for retiring each of `versions` of a tool, from its calls: `refused`
-    when it was called within the idleness required, a warning `message` when called
-    within the warning window. Retired versions and versions the tool does not have are
-    left to the retirement itself. 422 for a `require_idle` that is not a duration."""
+    """The evidence for retiring each of `versions` of a tool, and each it deprecates
+    with a sunset that retires it (`registry.policy.usage.retiring`, the one rule every
+    path asks), from its calls: `refused` when it was called within the idleness
+    required, a warning `message` when called within the warning window. Retired
+    versions and versions the tool does not have are left to the retirement itself.
+    422 for a `require_idle` that is not a duration."""
     idle = require_idle_of(svc, require_idle, pointer)
+    now = svc.clock()
+    versions = retiring(versions, deprecate, now=now, require_idle=idle)
+    if not versions:
+        return []
     states = await store.version_states(db, ns, tool)
     targets = sorted({v for v in versions if states.get(v) not in (None, "retired")})
     if not targets:
         return []
-    now = svc.clock()
     warn = timedelta(seconds=svc.settings.retire_warn_window)
     span = max(warn, idle) if idle is not None else warn
     usages = _with_states(summarize(await store.usage_rows(db, ns, tool, since=now - span)), states)
@@ -338,10 +345,13 @@ async def check_retirements(
     versions: Iterable[int],
     require_idle: str | None,
     *,
+    deprecate: Iterable[tuple[int, datetime | None]] = (),
     pointer: str = "/require_idle",
 ) -> list[Evidence]:
     """`judge_retirements`, refusing with 409 `version-in-use` when a version is still called."""
-    found = await judge_retirements(svc, db, ns, tool, versions, require_idle, pointer=pointer)
+    found = await judge_retirements(
+        svc, db, ns, tool, versions, require_idle, deprecate=deprecate, pointer=pointer
+    )
     refused = [e for e in found if e.refused]
     if refused:
         raise ApiError(
@@ -358,18 +368,20 @@ async def plan_with_usage(
 ) -> ToolPlan:
     """A manifest's plan with who calls its deprecated and retiring versions, and the
     retirements `require_idle` refuses (then the plan is not accepted)."""
-    retiring = [c.version for c in plan.lifecycle if c.action == "retire"]
+    retired = [c.version for c in plan.lifecycle if c.action == "retire"]
     found = await judge_retirements(
         svc,
         db,
         plan.namespace,
         plan.tool,
-        retiring,
+        retired,
         body.require_idle,
+        deprecate=[(d.version, d.sunset) for d in body.deprecate],
         pointer=f"/manifests/{index}/require_idle",
     )
+    retired = sorted({*retired, *(e.usage.version for e in found if e.usage.version)})
     in_use = [e.message for e in found if e.refused and e.message]
-    callers = await deprecated_callers(svc, db, plan.namespace, plan.tool, retiring)
+    callers = await deprecated_callers(svc, db, plan.namespace, plan.tool, retired)
     if not in_use and not callers:
         return plan
     return msgspec.structs.replace(

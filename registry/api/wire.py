@@ -10,6 +10,7 @@ import msgspec
 from registry.compat import ChangeReport
 from registry.policy.acceptance import Acceptance, Relaxation
 from registry.policy.publishing import Decision, VersionNumber
+from registry.policy.usage import RequireIdle
 from registry.policy.verify import ToolVerdict
 from registry.store import AuditEvent, Version
 
@@ -118,6 +119,8 @@ class PolicyAnswer(msgspec.Struct, kw_only=True):
 
 class DeprecateRequest(msgspec.Struct, forbid_unknown_fields=True):
     sunset: datetime | None = None
+    # a sunset passed or sooner than this retires: refused while the version is called
+    require_idle: RequireIdle | None = None
 
 
 class ConverterBody(msgspec.Struct, forbid_unknown_fields=True):

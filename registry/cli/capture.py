@@ -106,16 +106,18 @@ def namespace_argument(parser: argparse.ArgumentParser, *, required: bool) -> No
     )
 
 
-def fail_on_argument(parser: argparse.ArgumentParser, when: str = "") -> None:
-    """`--fail-on semver` (repeatable): what fails the run besides a breaking change."""
+def fail_on_argument(parser: argparse.ArgumentParser, when: str = "", lint: bool = False) -> None:
+    """`--fail-on semver` (repeatable; `lint` too where `lint` says so): what fails the
+    run besides a breaking change (mcp-registry.yaml's `fail_on` adds to it)."""
     parser.add_argument(
         "--fail-on",
         action="append",
-        choices=("semver",),
+        choices=("semver", "lint") if lint else ("semver",),
         default=[],
         help=f"semver: exit 1 {when}when the release's serverInfo.version bump does not "
         "match the change of its tools (a breaking change needs a major bump, an additive "
-        "one a minor one)",
+        "one a minor one)"
+        + ("; lint: exit 1 on a finding of the configured lint rules" if lint else ""),
     )
 
 

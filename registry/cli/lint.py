@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from registry.lint import Finding
+    from registry.manifests import Manifest
 
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, Failed, InputError, Verb, one_line
 
-__all__ = ["VERBS", "run_lint"]
+__all__ = ["VERBS", "run_lint", "write_findings"]
 
 
 def _lint_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +39,6 @@ def _lint_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from registry.cli.render import display_path, github_command
     from registry.lint import RULES, ConfigError, find, lint_manifests
     from registry.manifests import collect_directory
 
@@ -62,6 +65,25 @@ def run_lint(args: argparse.Namespace) -> int:
         manifests.extend(loaded)
     found = lint_manifests(manifests, config)
     out = sys.stdout
+    entries = write_findings(found, args.format, out)
+    if args.format == "github":
+        _step_summary(entries, len(manifests))
+    if args.format == "json":
+        out.write(json.dumps({"findings": entries, "tools": len(manifests)}, indent=2) + "\n")
+    elif args.format == "text":
+        rules = ", ".join(sorted({rule.category for rule in config.rules()})) or "none"
+        tools = f"{len(manifests)} tool{'s' if len(manifests) != 1 else ''}"
+        count = f"{len(found)} finding{'s' if len(found) != 1 else ''}"
+        verdict = f"lint failed: {count} in" if found else "lint passed:"
+        print(f"{verdict} {tools} (rules: {rules})", file=out)
+    return EXIT_BREAKING if found else EXIT_OK
+
+
+def write_findings(found: list[tuple[Manifest, Finding]], form: str, out: TextIO) -> list[Any]:
+    """Each finding as a line (`text`: `file:line:col: rule: /pointer: message`) or a
+    GitHub annotation (`github`); the findings as JSON-ready entries, for every format."""
+    from registry.cli.render import display_path, github_command
+
     entries = []
     for manifest, finding in found:
         pointer = "/tool" + finding.pointer
@@ -79,26 +101,16 @@ def run_lint(args: argparse.Namespace) -> int:
                 "message": finding.message,
             }
         )
-        if args.format == "github":
+        if form == "github":
             props = {"file": display_path(manifest.path)}
             if position is not None:
                 props["line"], props["col"] = str(line), str(column)
             props["title"] = finding.rule
             out.write(github_command("error", props, f"{pointer}: {finding.message}"))
-        elif args.format == "text":
+        elif form == "text":
             where = manifest.path + (f":{line}:{column}" if position is not None else "")
             print(f"{where}: {finding.rule}: {pointer}: {finding.message}", file=out)
-    if args.format == "github":
-        _step_summary(entries, len(manifests))
-    if args.format == "json":
-        out.write(json.dumps({"findings": entries, "tools": len(manifests)}, indent=2) + "\n")
-    elif args.format == "text":
-        rules = ", ".join(sorted({rule.category for rule in config.rules()})) or "none"
-        tools = f"{len(manifests)} tool{'s' if len(manifests) != 1 else ''}"
-        count = f"{len(found)} finding{'s' if len(found) != 1 else ''}"
-        verdict = f"lint failed: {count} in" if found else "lint passed:"
-        print(f"{verdict} {tools} (rules: {rules})", file=out)
-    return EXIT_BREAKING if found else EXIT_OK
+    return entries
 
 
 def _step_summary(entries: list[dict[str, Any]], tools: int) -> None:

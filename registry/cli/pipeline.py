@@ -97,6 +97,8 @@ from registry.policy.plan import ApplyRequest, PlanAnswer
 if TYPE_CHECKING:
     import httpx
 
+    from registry.lint import Config
+
 __all__ = ["PIPELINE_VERBS", "run_apply", "run_check", "run_plan"]
 
 _DEFAULT_TIMEOUT = 30.0
@@ -163,7 +165,13 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _gate_arguments(parser: argparse.ArgumentParser) -> None:
     _common_arguments(parser)
-    fail_on_argument(parser)
+    fail_on_argument(parser, lint=True)
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the repository's settings (default: the nearest mcp-registry.yaml): DIR "
+        "from `manifests`, --namespace from `namespace`, and `fail_on`",
+    )
 
 
 def _check_arguments(parser: argparse.ArgumentParser) -> None:
@@ -200,6 +208,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, mode: Mode) -> int:
     out, err = sys.stdout, sys.stderr
+    config = _configured(args)
     against = getattr(args, "against_file", None)
     revision = getattr(args, "against", None)
     if against and revision:
@@ -269,9 +278,51 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
         if captured is not None:
             return _store_capabilities(client, captured[0], captured[1])
         return EXIT_OK if answer.applied else EXIT_BREAKING
-    if report.semver_failed():
+    linted = _lint(args, config, manifests, out, err) if "lint" in args.fail_on else True
+    if report.semver_failed() or not linted:
         return EXIT_BREAKING
     return EXIT_OK if answer.accepted else EXIT_BREAKING
+
+
+def _configured(args: argparse.Namespace) -> Config:
+    """mcp-registry.yaml (or --config): DIR, --namespace and `fail_on` where the command
+    line leaves them out."""
+    from registry.lint import ConfigError, find
+
+    try:
+        config = find(getattr(args, "config", None))
+    except ConfigError as error:
+        _input_error(str(error))
+    if args.directory is None and args.from_server is None:
+        folders = config.manifest_folders()
+        if len(folders) > 1:
+            _input_error(
+                f"mcp-registry.yaml names {len(folders)} manifest folders: give DIR, one of "
+                + ", ".join(folders)
+            )
+        args.directory = folders[0] if folders else None
+    if args.from_server is not None and args.namespace is None:
+        args.namespace = config.namespace
+    wanted = {*getattr(args, "fail_on", []), *(f for f in config.fail_on if f != "breaking")}
+    args.fail_on = sorted(wanted & {"semver", "lint"})  # `risk`: with review (not yet)
+    return config
+
+
+def _lint(
+    args: argparse.Namespace, config: Config, manifests: list[Manifest], out: TextIO, err: TextIO
+) -> bool:
+    """`fail_on: lint`: the configured lint rules over the manifests, their findings
+    after the report (on stderr beside JSON, whose document stays the plan's)."""
+    from registry.cli.lint import write_findings
+    from registry.lint import lint_manifests
+
+    found = lint_manifests(manifests, config)
+    if found:
+        where = err if args.format == "json" else out
+        write_findings(found, "github" if args.format == "github" else "text", where)
+        count = f"{len(found)} lint finding{'s' if len(found) != 1 else ''}"
+        print(f"{PROG}: {count} (fail_on: lint)", file=err)
+    return not found
 
 
 def _against_revision(

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import msgspec
 from jinja2 import Environment
-from litestar import Router
+from litestar import Response, Router
 from litestar.datastructures import CacheControlHeader, ResponseHeader
 from litestar.exceptions import HTTPException
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -30,17 +30,18 @@ from litestar.template.config import TemplateConfig
 
 from registry.api.problems import ApiError
 from registry.console import browse, forms, session
+from registry.console.headers import CONTENT_SECURITY_POLICY, PAGE_HEADERS
 from registry.console.views import pretty
 
-__all__ = ["HTMX", "console_router", "template_config"]
+__all__ = ["CONTENT_SECURITY_POLICY", "HTMX", "console_router", "template_config"]
 
 HERE: Final = Path(__file__).parent
 HTMX: Final = "htmx-2.0.11.min.js"  # static/; see static/VENDORED.md
-# Nothing but this origin: scripts, styles, requests, form targets, frames.
-CONTENT_SECURITY_POLICY: Final = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
+
+
+def _with_page_headers(response: Response[Any]) -> Response[Any]:
+    response.headers.update(PAGE_HEADERS)
+    return response
 
 
 def console_router() -> Router:
@@ -50,6 +51,7 @@ def console_router() -> Router:
         name="console-static",
         cache_control=CacheControlHeader(public=True, max_age=3600),
         include_in_schema=False,
+        after_request=_with_page_headers,  # it takes no response_headers
     )
     return Router(
         path=session.PREFIX,
@@ -59,12 +61,7 @@ def console_router() -> Router:
             ApiError: session.on_api_error,
             HTTPException: session.on_http_exception,
         },
-        response_headers=[
-            ResponseHeader(name="Content-Security-Policy", value=CONTENT_SECURITY_POLICY),
-            ResponseHeader(name="X-Content-Type-Options", value="nosniff"),
-            ResponseHeader(name="Referrer-Policy", value="no-referrer"),
-            ResponseHeader(name="X-Frame-Options", value="DENY"),
-        ],
+        response_headers=[ResponseHeader(name=k, value=v) for k, v in PAGE_HEADERS.items()],
         # Pages show what a token may read: no cache keeps them (static assets say otherwise).
         cache_control=CacheControlHeader(no_store=True),
         include_in_schema=False,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from itertools import pairwise
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -20,6 +19,7 @@ from litestar import Request, Response, get
 from litestar.params import Parameter, PathParameter
 from litestar.response import Template
 
+from registry.api import analysis
 from registry.api import capabilities as api_capabilities
 from registry.api import namespace_policy as api_policy
 from registry.api import tools as api_tools
@@ -27,14 +27,12 @@ from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
 from registry.api.problems import ApiError
 from registry.api.services import Services, principal, reader, services
-from registry.api.sync import _client_gone
-from registry.compat import ChangeReport, ClassificationError
+from registry.api.sync import _client_gone, holder
 from registry.console.session import page, reader_or_login
 from registry.console.views import (
     AliasView,
     Payload,
     fingerprint,
-    side_by_side,
     timeline,
     tool_rows,
 )
@@ -137,20 +135,10 @@ async def _tool_context(
     svc = services(request)
     versions, converters = data.versions, data.converters
     events = await _tool_events(svc, await principal(request), ns, tool)
-    reports: dict[int, ChangeReport] = {}
-    for old, new in pairwise(versions):
-        try:
-            reports[new.version] = svc.finder.report(old, new)
-        except ClassificationError:
-            continue  # shown without a report; the diff page says why
-    served = [v for v in versions if v.state != "retired"]
-    routes = {}
-    for version in served:  # as the toolset payload routes them (`build_toolset`)
-        route = svc.finder.route(
-            versions, converters, start=version.version, target=served[-1].version
-        )
-        if route is not None:
-            routes[version.version] = route
+    # each version's report and route, as the toolset payload routes them: in a worker
+    reports, routes = await svc.budget.run(
+        request, analysis.timeline_analysis, versions, converters
+    )
     window = timedelta(seconds=svc.settings.retire_warn_window)
     rows = await usage_rows(svc.database, ns, tool, since=svc.clock() - window)
     return {
@@ -194,25 +182,37 @@ async def live_fragment(
     timeline (swapped in out of band) and the next request. After `wait` seconds
     without a change: only the next request."""
     svc = await reader(request, ns)
+    who = await principal(request)
     # One watcher of the connection for the whole request: a client that hangs up (the
-    # page was left) stops holding a waiter at once.
-    gone = asyncio.ensure_future(_client_gone(request))
-    try:
-        return await _follow(request, svc, gone, ns, tool, seen, known or None, wait)
-    except _Gone:
-        return Response(b"", status_code=204)
-    finally:
-        gone.cancel()
+    # page was left) stops holding a waiter at once. The wait takes a long-poll slot of
+    # the token's share, and ends when the token is revoked.
+    with svc.longpolls.slot(holder(request, who)), svc.revocations.watch(who.token_id) as revoked:
+        gone = asyncio.ensure_future(_client_gone(request))
+        ended = asyncio.ensure_future(revoked.wait())
+        try:
+            return await _follow(request, svc, gone, ended, ns, tool, seen, known or None, wait)
+        except _Gone:
+            return Response(b"", status_code=204)
+        finally:
+            gone.cancel()
+            ended.cancel()
 
 
 class _Gone(Exception):
     """The client hung up while its request waited."""
 
 
+def _revoked() -> ApiError:
+    return ApiError(
+        "unauthenticated", "the token was revoked while this page waited: sign in again"
+    )
+
+
 async def _follow(
     request: Request[Any, Any, Any],
     svc: Services,
     gone: asyncio.Future[None],
+    revoked: asyncio.Future[Any],
     ns: str,
     tool: str,
     seen: str,
@@ -225,13 +225,19 @@ async def _follow(
         waiter = asyncio.ensure_future(
             svc.cache.wait_changed(ns, digest, max(deadline - loop.time(), 0.0))
         )
-        watched: set[asyncio.Future[Any]] = {waiter, gone}
+        watched: set[asyncio.Future[Any]] = {waiter, gone, revoked}
         await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
         if not waiter.done():
             waiter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await waiter
+            if revoked.done():
+                raise _revoked()
             raise _Gone
+        # The token is asked again before anything is shown (a revocation the LISTEN
+        # connection missed included): what the page shows next is read as it is now.
+        request.scope.setdefault("state", {}).pop("principal", None)
+        await reader(request, ns)
         built = waiter.result()
         if built is None:
             raise ApiError("not-found", f"namespace {ns} does not exist")
@@ -288,7 +294,12 @@ async def diff_page(
         old=by_number[old_number],
         new=by_number[new_number],
         report=report,
-        rows=side_by_side(by_number[old_number].definition, by_number[new_number].definition),
+        rows=await services(request).budget.run(
+            request,
+            analysis.diff_rows,
+            by_number[old_number].definition,
+            by_number[new_number].definition,
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from litestar.datastructures import UploadFile
 from litestar.params import Parameter
 from litestar.response import Template
 
+from registry.api import analysis
 from registry.api import apply as api_apply
 from registry.api import digests as api_digests
 from registry.api import sync as api_sync
@@ -26,9 +27,7 @@ from registry.api.services import services
 from registry.api.wire import VerifyRequest
 from registry.canonical import is_digest
 from registry.console.session import page, reader_or_login
-from registry.console.views import ListingError, listed_tools, verify_rows
-from registry.documents import DocumentError, parse_document
-from registry.manifests import collect_sources
+from registry.console.views import ListingError, verify_rows
 from registry.policy.plan import ApplyRequest
 from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
 from registry.store import repository
@@ -134,9 +133,11 @@ async def verify_page(request: Request[Any, Any, Any]) -> Template:
             raise ListingError("choose the namespace the listing is checked against")
         if not text.strip():
             raise ListingError("paste a digest or a tools/list result")
-        tools = listed_tools(parse_document(text, "the pasted listing"))
+        tools, error = await services(request).budget.run(request, analysis.console_listing, text)
+        if error is not None:
+            raise ListingError(error)
         context["verified"] = await _verify(request, namespace, tools)
-    except (ListingError, DocumentError) as exc:
+    except ListingError as exc:
         context["error"], status = str(exc), 422
     except ApiError as exc:
         context["refusal"] = _inline(exc)
@@ -168,13 +169,15 @@ async def plan_page(request: Request[Any, Any, Any]) -> Template:
     if not sources:
         context["errors"] = ["paste a manifest or choose manifest files"]
         return page(request, "plan.html.j2", status_code=422, **context)
-    manifests, errors = collect_sources(sources)
-    if errors:
-        context["errors"] = [str(e) for e in errors]
-        return page(request, "plan.html.j2", status_code=422, **context)
     try:
+        bodies, errors = await services(request).budget.run(
+            request, analysis.console_manifests, sources
+        )
+        if errors:
+            context["errors"] = errors
+            return page(request, "plan.html.j2", status_code=422, **context)
         context["answer"] = await api_apply.apply.fn(
-            request, data=ApplyRequest(manifests=[m.to_body() for m in manifests]), plan=True
+            request, data=ApplyRequest(manifests=bodies), plan=True
         )
     except ApiError as exc:
         context["refusal"] = _inline(exc)

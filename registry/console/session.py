@@ -1,21 +1,30 @@
-"""Who is looking: the read token kept in a cookie, sign-in and sign-out, error pages.
+"""Who is looking: a server-side session per sign-in, sign-in and sign-out, error pages.
 
-The console authorizes exactly as the API does: the token a person enters once
-is kept in an HTTP-only, `SameSite=Strict` cookie scoped to `/ui`, and every
-console request carries it to the API's own `principal()` as the bearer token
-(`authenticate`, the console's `before_request` hook, puts it in the request's
-`Authorization` header when the request has none). Scopes, open reads,
-revocation and the bootstrap token therefore work as they do for the API.
+The console authorizes exactly as the API does. Signing in with a token opens
+a session (`registry.store.sessions`): the cookie holds an opaque random id
+(HTTP-only, `SameSite=Strict`, scoped to `/ui`, `Secure` when the page was
+served over HTTPS: directly, or behind a proxy that says so in
+`X-Forwarded-Proto` when `Settings.trust_proxy` is on), never the token. The
+database keeps the id's hash and the token's hash; each console request
+(`authenticate`, the console's `before_request` hook) hands the token's hash
+to the API's own `principal()`, so scopes, open reads, revocation and the
+bootstrap token work as they do for the API. Sessions end at sign-out, after
+`SESSION_HOURS`, or when their token is revoked.
 
-Only sign-in and sign-out change anything, and only the cookie; they are POST
-forms, refused when the browser says the request comes from another site
-(`Sec-Fetch-Site`, or an `Origin` other than this host): with the SameSite
-cookie, that is the CSRF defence. Redirects after sign-in go to console paths only.
+Only sign-in and sign-out change anything; they are POST forms, refused
+unless the browser says the request comes from this site: `Sec-Fetch-Site`
+`same-origin` (or `none`, typed by the user), or, from a browser that sends no
+`Sec-Fetch-Site`, an `Origin` naming this host; there `Origin: null` and a form
+with neither header are refused. With the
+SameSite cookie, that is the CSRF defence. Redirects after sign-in go to
+console paths only.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import secrets
+from datetime import timedelta
+from typing import Annotated, Any, Final
 from urllib.parse import urlsplit
 
 from litestar import Request, Response, get, post
@@ -26,7 +35,10 @@ from litestar.response import Redirect, Template
 from registry import __version__
 from registry.api.auth import Principal
 from registry.api.problems import PROBLEMS, ApiError
-from registry.api.services import principal, services
+from registry.api.services import SESSION_TOKEN, principal, services
+from registry.console.headers import PAGE_HEADERS
+from registry.store import repository
+from registry.store.sessions import close_session, open_session, session_token
 
 __all__ = [
     "COOKIE",
@@ -38,12 +50,13 @@ __all__ = [
     "reader_or_login",
 ]
 
-COOKIE = "registry_console_token"
+COOKIE = "registry_console_session"
 PREFIX = "/ui"
+SESSION_HOURS: Final = 12
 _SAFE_SITES = {"same-origin", "none"}
 
 
-# -- the token, from the cookie to the API's principal() --------------------------------
+# -- the session, from the cookie to the API's principal() -----------------------------
 
 
 def _set_bearer(request: Request[Any, Any, Any], secret: str) -> bool:
@@ -65,23 +78,43 @@ def _has_authorization(request: Request[Any, Any, Any]) -> bool:
 
 async def authenticate(request: Request[Any, Any, Any]) -> None:
     """The console's `before_request` hook (it replaces the API's JSON-body check here:
-    the console's forms are not JSON). POSTs from another site are refused."""
+    the console's forms are not JSON). POSTs from another site are refused; the
+    session's token, when the cookie names a live session, is the caller's."""
     if request.method == "POST":
         _refuse_cross_site(request)
-    secret = request.cookies.get(COOKIE)
-    if secret and not _has_authorization(request):
-        _set_bearer(request, secret)
+    session = request.cookies.get(COOKIE)
+    if session and not _has_authorization(request):
+        svc = services(request)
+        found = await session_token(svc.database, repository.hash_token(session), svc.clock())
+        if found is not None:
+            request.scope.setdefault("state", {})[SESSION_TOKEN] = found
 
 
 def _refuse_cross_site(request: Request[Any, Any, Any]) -> None:
     site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        # The browser sets it, whatever the page says: enough alone. (The console's own
+        # pages, served with `Referrer-Policy: no-referrer`, send `Origin: null` with
+        # their forms, and a proxy may rewrite `Host`.)
+        if site not in _SAFE_SITES:
+            raise ApiError("forbidden", f"a console form was sent from another site ({site})")
+        return
     origin = request.headers.get("origin")
-    if site is not None and site not in _SAFE_SITES:
-        raise ApiError("forbidden", f"a console form was sent from another site ({site})")
-    if site is None and origin not in (None, "null"):
-        host = request.headers.get("host", "")
-        if urlsplit(origin).netloc != host:
-            raise ApiError("forbidden", f"a console form was sent from {origin}")
+    if origin is None:
+        raise ApiError("forbidden", "a console form must come from a browser that names its origin")
+    host = request.headers.get("host", "")
+    if origin == "null" or urlsplit(origin).netloc != host:
+        raise ApiError("forbidden", f"a console form was sent from {origin}")
+
+
+def _https(request: Request[Any, Any, Any]) -> bool:
+    """Served over HTTPS: directly, or behind a proxy trusted to say so."""
+    if request.url.scheme == "https":
+        return True
+    if not services(request).settings.trust_proxy:
+        return False
+    forwarded = request.headers.get("x-forwarded-proto", "")
+    return forwarded.split(",")[0].strip().lower() == "https"
 
 
 async def reader_or_login(request: Request[Any, Any, Any]) -> Principal:
@@ -152,14 +185,25 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
         await principal(request)
     except ApiError as exc:
         return _login_refused(request, exc.detail, target, clear=True)
+    svc = services(request)
+    session = secrets.token_urlsafe(32)
+    now = svc.clock()
+    await open_session(
+        svc.database,
+        repository.hash_token(session),
+        repository.hash_token(secret),
+        now + timedelta(hours=SESSION_HOURS),
+        now=now,
+    )
     response: Response[Any] = Redirect(target, status_code=303)
     response.set_cookie(
         COOKIE,
-        secret,
+        session,
         path=PREFIX,
+        max_age=SESSION_HOURS * 3600,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_https(request),
     )
     return response
 
@@ -177,6 +221,9 @@ def _login_refused(
 
 @post("/logout", name="console-logout", status_code=303)
 async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
+    session = request.cookies.get(COOKIE)
+    if session:
+        await close_session(services(request).database, repository.hash_token(session))
     response: Response[Any] = Redirect(PREFIX + "/login", status_code=303)
     response.delete_cookie(COOKIE, path=PREFIX)
     return response
@@ -188,11 +235,16 @@ async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
 def _error_page(
     request: Request[Any, Any, Any], status: int, title: str, detail: str
 ) -> Response[Any]:
+    """The page of a refusal, with the headers of every page (registry.console.headers)."""
+    response: Response[Any]
     if status == 401:
         query = request.url.query
         target = _safe_next(request.url.path + (f"?{query}" if query else ""))
-        return _login_refused(request, detail, target, clear=bool(request.cookies.get(COOKIE)))
-    return page(request, "error.html.j2", status_code=status, title=title, detail=detail)
+        response = _login_refused(request, detail, target, clear=bool(request.cookies.get(COOKIE)))
+    else:
+        response = page(request, "error.html.j2", status_code=status, title=title, detail=detail)
+    response.headers.update({**PAGE_HEADERS, "Cache-Control": "no-store"})
+    return response
 
 
 def on_api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:

@@ -32,6 +32,7 @@ __all__ = [
     "idle",
     "parse_duration",
     "retirement_evidence",
+    "retiring",
     "summarize",
     "who_calls",
 ]
@@ -227,6 +228,25 @@ def retirement_evidence(
             usage=usage,
         )
     return Evidence(refused=False, message=None, usage=usage)
+
+
+def retiring(
+    retire: Iterable[int],
+    deprecate: Iterable[tuple[int, datetime | None]],
+    *,
+    now: datetime,
+    require_idle: timedelta | None,
+) -> list[int]:
+    """The versions a request takes out of service as the idle rule sees them, whatever
+    the path (retire, deprecate, publish, apply): those it retires, and those it
+    deprecates with a sunset that has passed or comes before `require_idle` from now
+    (a version past its sunset is retired; one whose sunset comes sooner than the
+    idleness asked for would be retired without it). Without `require_idle`, only a
+    sunset that has passed retires. Each is judged by `retirement_evidence`."""
+    soon = now + (require_idle or timedelta(0))
+    found = set(retire)
+    found.update(v for v, sunset in deprecate if sunset is not None and sunset <= soon)
+    return sorted(found)
 
 
 def _stamp(moment: datetime) -> str:

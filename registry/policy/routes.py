@@ -24,7 +24,7 @@ steps, and newer versions before older ones, so the answer is deterministic.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -75,9 +75,15 @@ class RouteFinder:
     long as the service (the toolset builder and the publish rule share it).
     """
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(
+        self,
+        cache_size: int = 4096,
+        classify: Callable[[Mapping[str, Any], Mapping[str, Any]], ChangeReport] = classify,
+    ) -> None:
         self._cache: OrderedDict[tuple[str, str], ChangeReport] = OrderedDict()
         self._cache_size = cache_size
+        # what classifies an uncached pair (the service's toolset builder: a worker process)
+        self._classify = classify
 
     def report(self, old: VersionLike, new: VersionLike) -> ChangeReport:
         """`classify(old.definition, new.definition)`, cached by digests."""
@@ -86,7 +92,7 @@ class RouteFinder:
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        report = classify(old.definition, new.definition)
+        report = self._classify(old.definition, new.definition)
         self._cache[key] = report
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

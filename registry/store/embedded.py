@@ -187,11 +187,26 @@ class EmbeddedPostgres:
             if postmaster is None or not self._is_our_postgres(postmaster):
                 _log.warning("the embedded PostgreSQL was already gone")
                 return
+            # a chmod since the start may have taken the server user's way to pgdata
+            self._prepare_permissions()
             try:
                 self._pg_ctl(["stop", "-m", "fast", "-w", "-t", "60"], timeout=90)
             except EmbeddedPostgresError:
                 _log.warning("fast shutdown failed, using immediate shutdown")
-                self._pg_ctl(["stop", "-m", "immediate", "-w", "-t", "30"], timeout=60)
+                try:
+                    self._pg_ctl(["stop", "-m", "immediate", "-w", "-t", "30"], timeout=60)
+                except EmbeddedPostgresError:
+                    # pg_ctl could not do it: the postmaster's own immediate-shutdown
+                    # signal, then whatever of the cluster is left, so none outlives us
+                    _log.warning("immediate shutdown failed, signalling the server")
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(postmaster, signal.SIGQUIT)
+                    _wait_gone([postmaster], 10.0)
+                    leftovers = [p for p in _postgres_pids() if self._is_our_postgres(p)]
+                    for pid in leftovers:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                    _wait_gone(leftovers, 10.0)
         finally:
             self._port = None
             self._password = None

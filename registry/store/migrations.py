@@ -251,6 +251,12 @@ async def _apply(conn: Connection, migration: Migration, run: _Run) -> None:
                     "changes; nothing of it was applied: run the migrations again"
                 ) from exc
             await asyncio.sleep(run.lock_timeout)
+        except asyncpg.InsufficientPrivilegeError as exc:
+            raise MigrationError(
+                f"migration {migration.name} is pending and this database role may not "
+                f"apply it ({exc}): run `registry migrate` with the owner role's URL "
+                "(deploy/README.md, 'The database roles')"
+            ) from exc
         except asyncpg.PostgresError as exc:
             raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
 
@@ -260,7 +266,16 @@ async def _migrate(conn: Connection, migrations: Sequence[Migration], run: _Run)
         raise MigrationError("migrate() needs a connection outside any transaction")
     await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
     try:
-        await conn.execute(_CREATE_TABLE)
+        # Only when it is missing: the app's role, which may not create tables
+        # (registry.store.roles), starts with nothing to apply.
+        if not await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
+            try:
+                await conn.execute(_CREATE_TABLE)
+            except asyncpg.InsufficientPrivilegeError as exc:
+                raise MigrationError(
+                    f"the database has no registry schema and this role may not create it "
+                    f"({exc}): run `registry migrate` with the owner role's URL"
+                ) from exc
         pending = _plan(migrations, await applied_migrations(conn))
         done: list[str] = []
         for migration in pending:

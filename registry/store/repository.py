@@ -19,8 +19,9 @@ functions work whatever type codecs the caller set on its connections.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -88,8 +89,12 @@ __all__ = [
 
 CHANNEL: Final = "toolset_changed"
 
-Decide: TypeAlias = Callable[[ToolState], "PublishPlan | Refusal"]
-Guard: TypeAlias = Callable[[ToolState], None]
+# Either may be a coroutine function: the service analyses in worker processes
+# (registry.api.budget) while the tool's lock is held.
+Decide: TypeAlias = Callable[
+    [ToolState], "PublishPlan | Refusal | Awaitable[PublishPlan | Refusal]"
+]
+Guard: TypeAlias = Callable[[ToolState], "Awaitable[None] | None"]
 
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _TOOL = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -749,6 +754,8 @@ async def publish(
                 return PublishResult(version=existing, created=False)
 
         plan = decide(state)
+        if inspect.isawaitable(plan):
+            plan = await plan
         if isinstance(plan, Refusal):
             raise PublishRefused(plan)
         if not isinstance(plan, PublishPlan):
@@ -846,7 +853,9 @@ async def _lifecycle(
     async with transaction(db) as conn:
         await _lock_tool(conn, namespace, tool, create=False)
         if guard is not None:
-            guard(await _tool_state(conn, namespace, tool))
+            guarded = guard(await _tool_state(conn, namespace, tool))
+            if inspect.isawaitable(guarded):
+                await guarded
         audit_ids: list[int] = []
         record, changed = await _move_state(
             conn,
@@ -940,7 +949,9 @@ async def register_converter(
     async with transaction(db) as conn:
         await _lock_tool(conn, namespace, tool, create=False)
         if guard is not None:
-            guard(await _tool_state(conn, namespace, tool))
+            guarded = guard(await _tool_state(conn, namespace, tool))
+            if inspect.isawaitable(guarded):
+                await guarded
         audit_ids: list[int] = []
         converter, created = await _insert_converter(
             conn,

@@ -25,9 +25,9 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from registry.api.bodies import MAX_BODY_NODES
+from registry.api.json_body import MAX_BODY_NODES
 from registry.api.settings import Settings
-from registry.definitions import MAX_IN_PLACE_SCHEMAS, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
+from registry.definitions import MAX_IN_PLACE_SCHEMAS, MAX_SCHEMA_DEPTH
 from registry.documents import MAX_DOCUMENT_DEPTH
 from tests.api.conftest import ADMIN_TOKEN, Registry, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
@@ -38,6 +38,7 @@ SEEDED = "/v1/namespaces/ledger/tools/db.query/versions"
 SEEDED_CONVERTERS = "/v1/namespaces/ledger/tools/db.query/converters"
 JSON = {"content-type": "application/json"}
 MAX_BODY = Settings().max_body_bytes  # 4 MiB, the documented limit
+DEFINITION_BODY = 2 * Settings().definition_max_bytes  # publish, check, converters: 1 MiB
 
 # ledger/db.query: v1 (seed 000's v3) and v2 (v1 and an optional `explain`)
 V2 = {
@@ -112,11 +113,29 @@ CASES: list[Case] = [
     Case(
         "body over the size limit",
         "POST",
-        VERSIONS,
-        raw(b'{"definition": {"name": "' + b"x" * (MAX_BODY + 1) + b'"}}'),
+        "/v1/apply",
+        raw(b'{"manifests": [{"namespace": "' + b"x" * (MAX_BODY + 1) + b'"}]}'),
         413,
         "body-too-large",
         f"larger than {MAX_BODY} bytes",
+    ),
+    Case(
+        "body of a definition route over its limit, from its Content-Length",
+        "POST",
+        VERSIONS,
+        raw(b'{"definition": {"name": "' + b"x" * (DEFINITION_BODY + 1) + b'"}}'),
+        413,
+        "body-too-large",
+        f"is larger than {DEFINITION_BODY} bytes, the limit here (2 x REGISTRY_DEFINITION_MAX",
+    ),
+    Case(
+        "chunked body of a definition route over its limit",
+        "POST",
+        VERSIONS,
+        lambda: {"content": chunked(DEFINITION_BODY), "headers": JSON},
+        413,
+        "body-too-large",
+        f"larger than {DEFINITION_BODY} bytes",
     ),
     Case(
         "chunked body over the size limit",
@@ -429,20 +448,21 @@ CASES: list[Case] = [
         f"nested deeper than {MAX_SCHEMA_DEPTH} levels",
     ),
     Case(
-        f"schema of more than {MAX_SCHEMA_NODES:,} nodes",
+        "schema past the size cap (before any other check)",
         "POST",
         VERSIONS,
         publish(
             tool(
                 {
                     "type": "object",
-                    "properties": {f"p{i}": {} for i in range(MAX_SCHEMA_NODES + 1)},
+                    # ~620 KB as compact JSON: past the cap, within the route's body limit
+                    "properties": {f"p{i}": {} for i in range(52_000)},
                 }
             )
         ),
         422,
-        "invalid-definition",
-        f"more than {MAX_SCHEMA_NODES} nodes",
+        "definition-too-large",
+        "bytes of JSON where at most 524,288 are allowed (REGISTRY_DEFINITION_MAX_BYTES)",
     ),
     Case(
         "ref cycle between two defs",

@@ -73,7 +73,7 @@ def test_clients_hanging_up_mid_long_poll_are_no_error(
     asyncio.run(hang_ups())
     # The hang-ups are seen by the server shortly after: wait until no waiter is held.
     for _ in range(200):
-        metrics = httpx.get(served.url + "/metrics").text
+        metrics = httpx.get(served.url + "/metrics", headers=ADMIN).text
         if "registry_toolset_longpoll_waiters 0.0" in metrics:
             break
         asyncio.run(asyncio.sleep(0.05))
@@ -118,7 +118,7 @@ def test_clients_hanging_up_mid_body_are_no_error(
 
     asyncio.run(hang_ups())
     for _ in range(200):
-        statuses = _statuses(httpx.get(served.url + "/metrics").text)
+        statuses = _statuses(httpx.get(served.url + "/metrics", headers=ADMIN).text)
         if statuses.get("499") == 10:
             break
         asyncio.run(asyncio.sleep(0.05))

@@ -101,7 +101,7 @@ def test_limit_settings_from_the_environment() -> None:
 async def test_a_long_poll_past_the_waiter_limit_is_refused_and_counted(
     database_url: str,
 ) -> None:
-    app = await serve(database_url, max_waiters=2)
+    app = await serve(database_url, max_waiters=2, max_waiters_per_token=2)
     try:
         async with httpx.AsyncClient(base_url=app.url, headers=ADMIN, timeout=30) as client:
             published = await client.post(
@@ -159,6 +159,7 @@ def test_connections_past_the_limit_wait_and_the_replica_says_so(
         "--max-waiters",
         "8",
         REGISTRY_BOOTSTRAP_TOKEN=ADMIN_TOKEN,
+        REGISTRY_MAX_WAITERS_PER_TOKEN="16",  # one token here: the replica's limit is met
     )
     with httpx.Client(base_url=served.url, headers=ADMIN, timeout=30) as kept:  # 1 connection
         assert kept.put("/v1/namespaces/billing").status_code in (200, 201)

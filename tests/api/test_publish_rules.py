@@ -74,7 +74,8 @@ async def test_converter_registered_later_gives_a_route(registry: Registry) -> N
     assert alias.status_code == 201, alias.text
     assert alias.json()["routed"] is False
     assert "schema_version_mismatch" in alias.json()["message"]
-    refused = Gate(await _toolset(registry)).check("search_v1", {"query": "q"}, {})
+    before = await registry.client.get("/v1/namespaces/docs/toolset")
+    refused = Gate(Toolset.from_json(before.content)).check("search_v1", {"query": "q"}, {})
     assert refused.error is not None and refused.error.code == -31004
 
     converter = await registry.client.post(
@@ -91,7 +92,14 @@ async def test_converter_registered_later_gives_a_route(registry: Registry) -> N
     )
     assert other.status_code in (409, 422), other.text
 
-    accepted = Gate(await _toolset(registry)).check("search_v1", {"query": "q"}, {})
+    # the toolset once the converter is heard (LISTEN/NOTIFY), as a gated server syncs it
+    after = await registry.client.get(
+        "/v1/namespaces/docs/toolset",
+        params={"wait": 10},
+        headers={"If-None-Match": before.headers["etag"]},
+    )
+    assert after.status_code == 200, after.text
+    accepted = Gate(Toolset.from_json(after.content)).check("search_v1", {"query": "q"}, {})
     assert accepted.accepted, accepted.error
     assert accepted.arguments == {"query": "q", "filters": {}, "limit": 20}
     # The retired version itself stays refused for direct callers.
@@ -148,11 +156,19 @@ async def test_diff_deprecate_and_sunset(registry: Registry) -> None:
     )
     assert deprecated.status_code == 200, deprecated.text
     assert deprecated.json()["state"] == "deprecated"
-    entry = (await _toolset(registry)).tool("search")
+    served = await registry.client.get("/v1/namespaces/docs/toolset")
+    entry = Toolset.from_json(served.content).tool("search")
     assert entry is not None and entry.versions[0].sunset == "2099-01-01T00:00:00Z"
     past = await registry.client.post(
         f"{SEARCH}/versions/2/deprecate", json={"sunset": "2000-01-01T00:00:00Z"}
     )
     assert past.status_code == 200
     assert past.json()["state"] == "retired", "a passed sunset reads as retired"
-    assert (await _toolset(registry)).tool("search") is None
+    # the toolset as a gated server sees it: once the change is heard (LISTEN/NOTIFY)
+    after = await registry.client.get(
+        "/v1/namespaces/docs/toolset",
+        params={"wait": 10},
+        headers={"If-None-Match": served.headers["etag"]},
+    )
+    assert after.status_code == 200, after.text
+    assert Toolset.from_json(after.content).tool("search") is None

@@ -18,6 +18,8 @@ import pytest
 
 from tests.api.conftest import ADMIN_TOKEN
 
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
 DRIBBLE = 0.25  # seconds between two pieces a slow client sends
 PIECES = 80  # 20 s of dribbling: far past both timeouts
 # The headers' bound from its flag, the body's from its environment variable.
@@ -123,7 +125,7 @@ def test_a_slow_body_is_cut_off_and_counted(
     answer = asyncio.run(_answer_while_dribbling(served.url, head, [b" "] * PIECES))
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert b"request-timeout" in answer and b"did not arrive within 2 s" in answer
-    metrics = httpx.get(served.url + "/metrics").text
+    metrics = httpx.get(served.url + "/metrics", headers=ADMIN).text
     assert "registry_http_body_timeouts_total 1.0" in metrics
     assert 'status="408"' in metrics
     assert 'status="5' not in metrics
@@ -137,7 +139,10 @@ def test_an_anonymous_slow_body_is_refused_at_once(database_url: str, spawn: Any
     ).encode()
     answer = asyncio.run(_answer_while_dribbling(served.url, head, [b" "] * PIECES))
     assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
-    assert "registry_http_body_timeouts_total 0.0" in httpx.get(served.url + "/metrics").text
+    assert (
+        "registry_http_body_timeouts_total 0.0"
+        in httpx.get(served.url + "/metrics", headers=ADMIN).text
+    )
 
 
 @pytest.mark.parametrize("server", ["granian", "uvicorn"])
@@ -164,5 +169,5 @@ def test_a_refused_large_body_is_answered_not_reset(
         return [answer.status_code for answer in answers]
 
     assert asyncio.run(burst()) == [401] * 16
-    metrics = httpx.get(served.url + "/metrics").text
+    metrics = httpx.get(served.url + "/metrics", headers=ADMIN).text
     assert "registry_http_body_timeouts_total 0.0" in metrics

@@ -198,8 +198,11 @@ async def test_keyboard_only_sign_in_browse_and_sign_out(console: Registry, brow
     await page.keyboard.type(reader)
     await page.keyboard.press("Enter")
     await page.wait_for_url(console.url + "/ui/")
-    cookie = next(c for c in await page.context.cookies() if c["name"] == "registry_console_token")
+    cookie = next(
+        c for c in await page.context.cookies() if c["name"] == "registry_console_session"
+    )
     assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/ui")
+    assert cookie["value"] != reader, "the cookie holds a session id, never the token"
 
     await _tab_to(page, "el => el.tagName === 'A' && el.textContent === 'billing'")
     outline = await page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
@@ -219,7 +222,7 @@ async def test_keyboard_only_sign_in_browse_and_sign_out(console: Registry, brow
     await page.keyboard.press("Enter")
     await page.wait_for_url(console.url + "/ui/login")
     names = [c["name"] for c in await page.context.cookies()]
-    assert "registry_console_token" not in names
+    assert "registry_console_session" not in names
     refused = await page.goto(console.url + TOOL_PAGE)
     assert refused is not None and refused.status == 401
     await check_page(watched, console.url)

@@ -22,13 +22,25 @@ from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4, SEARCH_V1
 
 STATIC = Path(__file__).resolve().parents[2] / "registry" / "console" / "static"
 HTMX_SHA256 = "d6fdc75f204e6bdefa99b69bf1e6d4ac69b8a364f77929f45c13476b4000f717"
-COOKIE = "registry_console_token"
+COOKIE = "registry_console_session"
 SAME_SITE = {"Sec-Fetch-Site": "same-origin"}
 
 
-def signed_in(registry: Registry, secret: str) -> httpx.AsyncClient:
-    """A client carrying the console's cookie (and no Authorization header)."""
-    return httpx.AsyncClient(base_url=registry.url, timeout=30, cookies={COOKIE: secret})
+class signed_in:
+    """A client signed in through the console's form: it carries the session cookie (and
+    no Authorization header)."""
+
+    def __init__(self, registry: Registry, secret: str) -> None:
+        self.secret = secret
+        self.client = httpx.AsyncClient(base_url=registry.url, timeout=30)
+
+    async def __aenter__(self) -> httpx.AsyncClient:
+        answer = await self.client.post("/ui/login", data={"token": self.secret}, headers=SAME_SITE)
+        assert answer.status_code == 303, answer.text
+        return self.client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.aclose()
 
 
 def text_of(page: str) -> str:
@@ -74,16 +86,22 @@ async def test_sign_in_keeps_the_token_in_a_strict_http_only_cookie(registry: Re
         assert answer.status_code == 303
         assert answer.headers["location"] == "/ui/namespaces/billing"
         cookie = answer.headers["set-cookie"]
-        assert cookie.startswith(f"{COOKIE}={reader};")
+        session = cookie.split(";")[0].removeprefix(f"{COOKIE}=")
+        # an opaque session id, never the token (issue 24, item 6)
+        assert re.fullmatch(r"[A-Za-z0-9_-]{43}", session) and reader not in cookie
         assert {"HttpOnly", "Path=/ui", "SameSite=strict"} <= {
             part.strip() for part in cookie.split(";")
         }
+        assert "Secure" not in cookie  # plain HTTP, no proxy trusted to say otherwise
         page = await browser.get("/ui/namespaces/billing")  # the cookie jar sends it
         assert page.status_code == 200 and "db.query" in page.text
         assert page.headers["cache-control"] == "no-store"
         out = await browser.post("/ui/logout", headers=SAME_SITE)
         assert out.status_code == 303 and out.headers["location"] == "/ui/login"
-        assert 'registry_console_token=""' in out.headers["set-cookie"]
+        assert f'{COOKIE}=""' in out.headers["set-cookie"]
+        assert (await browser.get("/ui/namespaces/billing")).status_code == 401
+        # the session ended with the sign-out: its id is worth nothing any more
+        browser.cookies.set(COOKIE, session, path="/ui")
         assert (await browser.get("/ui/namespaces/billing")).status_code == 401
 
 
@@ -101,22 +119,32 @@ async def test_sign_in_refuses_bad_tokens_other_sites_and_foreign_redirects(
             {"Sec-Fetch-Site": "cross-site"},
             {"Sec-Fetch-Site": "same-site"},
             {"Origin": "https://evil.example"},
+            {"Origin": "null"},  # a sandboxed frame or a data: page (issue 24, item 6)
+            {"Sec-Fetch-Site": "cross-site", "Origin": f"{registry.url}"},
+            {},  # a form that says nowhere where it comes from
         ):
             refused = await browser.post("/ui/login", data={"token": reader}, headers=headers)
             assert refused.status_code == 403, headers
             assert "set-cookie" not in refused.headers
             out = await browser.post("/ui/logout", headers=headers)
             assert out.status_code == 403, headers
+        # what Chromium sends from the console's own sign-in page (Referrer-Policy:
+        # no-referrer makes its form's Origin null): the browser's Sec-Fetch-Site suffices
+        own = {"Sec-Fetch-Site": "same-origin", "Origin": "null"}
+        signed = await browser.post("/ui/login", data={"token": reader}, headers=own)
+        assert signed.status_code == 303, signed.text
         for target in ("https://evil.example/", "//evil.example/ui/", "/v1/audit", "/ui\\x"):
             answer = await browser.post(
                 "/ui/login", data={"token": reader, "next": target}, headers=SAME_SITE
             )
             assert answer.headers["location"] == "/ui/", target
-    # A cookie whose token was revoked (or never existed): back to sign-in, cookie cleared.
-    async with signed_in(registry, "mtr_gone") as stale:
+    # A cookie naming no session (or an ended one): back to sign-in, cookie cleared.
+    async with httpx.AsyncClient(
+        base_url=registry.url, timeout=30, cookies={COOKIE: "no-such-session"}
+    ) as stale:
         answer = await stale.get("/ui/")
         assert answer.status_code == 401
-        assert 'registry_console_token=""' in answer.headers["set-cookie"]
+        assert f'{COOKIE}=""' in answer.headers["set-cookie"]
 
 
 async def test_a_token_sees_what_the_api_shows_it_and_nothing_more(registry: Registry) -> None:
@@ -516,3 +544,112 @@ async def test_the_console_shows_the_policy_and_what_was_accepted_on_purpose(
         "never read"
     ) in v2
     assert "Route to current v1 → v2: breaking, accepted on purpose (no conversion)" in v1
+
+
+async def _token_id(registry: Registry, secret: str) -> str:
+    import asyncpg
+
+    from registry.store import repository
+
+    conn = await asyncpg.connect(registry.database_url)
+    try:
+        token = await repository.lookup_token(conn, repository.hash_token(secret))
+    finally:
+        await conn.close()
+    assert token is not None
+    return token.id
+
+
+async def test_pages_below_admin_show_no_publisher_and_no_audit_information(
+    registry: Registry,
+) -> None:
+    """Who published, who decided and the audit log are the audit log's (`ns:admin`): a
+    reader's and a publisher's pages, the live fragment that swaps the timeline in
+    included, show none of it (issue 24: the live page showed "Published ... by tok_")."""
+    assert (await registry.client.put(BILLING)).status_code in (200, 201)
+    publisher = await registry.token("billing:publish")
+    publisher_id = await _token_id(registry, publisher)
+    async with registry.with_token(publisher) as pipeline:
+        first = await pipeline.post(f"{DB_QUERY}/versions", json={"definition": DB_QUERY_V3})
+        assert first.status_code == 201, first.text
+        ops = [
+            {"op": "rename", "from": "/timeout_ms", "to": "/timeout"},
+            {"op": "fill", "path": "/timeout", "value": 30000},
+            {"op": "reject", "path": "/mode", "values": ["write"], "message": "read-only now"},
+        ]
+        second = await pipeline.post(
+            f"{DB_QUERY}/versions",
+            json={"definition": DB_QUERY_V4, "converters": [{"from": 1, "ops": ops}]},
+        )
+        assert second.status_code == 201, second.text
+    tool_page = "/ui/namespaces/billing/tools/db.query"
+    pages = (
+        "/ui/",
+        "/ui/namespaces/billing",
+        tool_page,
+        f"{tool_page}/diff",
+        f"{tool_page}/diff?old=1&new=2",
+        f"/ui/lookup?digest={digest(DB_QUERY_V4)}",
+        # the live fragment for a page that shows something older: the timeline, out of band
+        f"/ui/namespaces/billing/toolset?tool=db.query&seen={'0' * 32}&wait=0",
+    )
+    admin = await registry.token("billing:admin")
+    async with signed_in(registry, admin) as control:  # what the assertions below look for
+        shown = await control.get(tool_page)
+        assert f"by {publisher_id}" in text_of(shown.text), "an admin sees who published"
+        live = await control.get(pages[-1])
+        assert 'hx-swap-oob="true"' in live.text and publisher_id in live.text
+    for secret in (await registry.token("billing:read"), publisher):
+        own = await _token_id(registry, secret)
+        async with signed_in(registry, secret) as console:
+            for path in pages:
+                answer = await console.get(path)
+                assert answer.status_code == 200, (path, answer.text)
+                said = text_of(answer.text).replace(f"Signed in: {own}", "")
+                for audit_only in (publisher_id, "tok_", "bootstrap", "Published by"):
+                    assert audit_only not in said, (path, audit_only)
+                assert not re.search(r"\(by [^)]*\)", said), path
+            for path in ("/ui/audit", "/ui/audit?namespace=billing"):
+                assert (await console.get(path)).status_code == 403, path
+
+
+async def test_every_console_answer_carries_the_page_policy(registry: Registry) -> None:
+    """The console's Content-Security-Policy on every answer under /ui/: pages, the htmx
+    fragments (with a change and without), error pages, sign-in and sign-out, assets."""
+    from registry.console import CONTENT_SECURITY_POLICY
+
+    await seed_000(registry.client)
+    live = "/ui/namespaces/billing/toolset"
+    answers: list[tuple[str, httpx.Response]] = []
+    async with registry.anonymous() as anonymous:
+        for path in ("/ui/login", "/ui/", "/ui/namespaces/billing", f"/ui/static/{HTMX}"):
+            answers.append((path, await anonymous.get(path)))
+        refused = await anonymous.post("/ui/login", data={"token": "x"}, headers=SAME_SITE)
+        answers.append(("refused sign-in", refused))
+        answers.append(("cross-site", await anonymous.post("/ui/logout")))
+    reader = await registry.token("billing:read")
+    async with signed_in(registry, reader) as console:
+        for path in (
+            "/ui/",
+            "/ui/namespaces/billing/tools/db.query",
+            "/ui/namespaces/search",  # 403
+            "/ui/namespaces/billing/tools/nope",  # 404
+            "/ui/namespaces/Billing",  # 400
+        ):
+            answers.append((path, await console.get(path)))
+        changed = await console.get(live, params={"tool": "db.query", "seen": "0" * 32, "wait": 0})
+        assert 'hx-swap-oob="true"' in changed.text
+        answers.append(("fragment with a change", changed))
+        etag = (await registry.client.get(f"{BILLING}/toolset")).headers["etag"].strip('"')
+        seen = re.search(r"seen=([0-9a-f]+)", changed.text)
+        assert seen is not None
+        params = {"tool": "db.query", "seen": seen.group(1), "known": etag, "wait": 1}
+        held = await console.get(live, params=params)
+        assert 'id="live"' in held.text and "hx-swap-oob" not in held.text
+        answers.append(("fragment after a wait", held))
+        answers.append(("sign-out", await console.post("/ui/logout", headers=SAME_SITE)))
+    statuses = {status for _, answer in answers for status in [answer.status_code]}
+    assert {200, 303, 400, 401, 403, 404} <= statuses, statuses
+    for what, answer in answers:
+        assert answer.headers.get("content-security-policy") == CONTENT_SECURITY_POLICY, what
+        assert answer.headers["x-content-type-options"] == "nosniff", what

@@ -66,7 +66,7 @@ def deployment() -> Iterator[tuple[Served, Path]]:
         served = next(start)("--data-dir", str(root / "data"), REGISTRY_BOOTSTRAP_TOKEN="t")
         yield served, root / "data"
     finally:
-        start.close()
+        next(start, None)  # the spawner's teardown: its servers stopped (close() skips it)
         shutil.rmtree(root, ignore_errors=True)
 
 

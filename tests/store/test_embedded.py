@@ -156,3 +156,17 @@ async def test_a_killed_postmaster_is_recovered(data_dir: Path) -> None:
     assert not pg.running
     with EmbeddedPostgres(data_dir, settings=_FAST) as again:
         assert await _query(again.dsn(), "SELECT 1") == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another user")
+def test_a_data_dir_closed_while_serving_still_stops(data_dir: Path) -> None:
+    """`chmod 700` of the data directory takes the server user's way to pgdata (docs/
+    operations.md's doctor story did): the stop opens it again, nothing is left."""
+    server = EmbeddedPostgres(data_dir, settings=_FAST)
+    server.start()
+    pid = _postmaster_pid(data_dir)
+    assert pid is not None
+    os.chmod(data_dir, 0o700)
+    server.stop()
+    assert _wait_gone(pid)
+    assert not server.running
