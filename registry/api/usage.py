@@ -314,7 +314,7 @@ async def judge_retirements(
     pointer: str = "/require_idle",
 ) -> list[Evidence]:
     """The evidence for retiring each of `versions` of a tool, and each it deprecates
-    with a sunset that retires it (`registry.policy.usage.retiring`, the one rule every
+    with a sunset that retires it (`registry.policy.callers.retiring`, the one rule every
     path asks), from its calls: `refused` when it was called within the idleness
     required, a warning `message` when called within the warning window. Retired
     versions and versions the tool does not have are left to the retirement itself.
