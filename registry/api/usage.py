@@ -206,7 +206,7 @@ def _window(svc: Services, window: str | None) -> timedelta:
 
 
 async def _states(db: Db, ns: str, tool: str) -> dict[int, str]:
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     if not states:
         raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
     return states
@@ -324,7 +324,7 @@ async def judge_retirements(
     versions = retiring(versions, deprecate, now=now, require_idle=idle)
     if not versions:
         return []
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     targets = sorted({v for v in versions if states.get(v) not in (None, "retired")})
     if not targets:
         return []
@@ -394,7 +394,7 @@ async def deprecated_callers(
 ) -> list[VersionUsage]:
     """Who called the tool's deprecated versions (and `retiring`) within the warning
     window: what `check` and `plan` show beside the change."""
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     wanted = {v for v, state in states.items() if state == "deprecated"}
     wanted |= {v for v in retiring if states.get(v) not in (None, "retired")}
     if not wanted:

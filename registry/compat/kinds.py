@@ -380,8 +380,8 @@ KINDS: dict[Kind, KindSpec] = {
     Kind.ACCESS_CHANGED: KindSpec(
         _C,
         _C,
-        "'{name}' changed from {old} to {new}; it says who may write the value, and the "
-        "same values are valid",
+        "'{name}' changed from {old} to {new}; it marks a value as only returned or only "
+        "sent, and the same values are valid",
         ("rules_docs.annotation_changes",),
         replaces=Kind.DESCRIPTION_CHANGED,
     ),
