@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import pkgutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.validators import validator_for
 
+import registry.compat
 from registry.compat import ClassificationError, Kind, Severity, classify
 from registry.compat.kinds import KINDS, MESSAGES, READ_DIFFERENTLY, SEVERITY
 from registry.compat.rules_tool import MCP_TOOL_FIELDS
@@ -129,18 +131,28 @@ def _rule_of(frame: FrameType | None) -> str:
     return "(no rule of the registry)"
 
 
+# every module of the engine, imported (the package's face loads them when first asked)
+ENGINE = [
+    importlib.import_module(f"registry.compat.{module.name}")
+    for module in pkgutil.iter_modules(registry.compat.__path__)
+]
+
+
 @contextmanager
 def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[tuple[str, Kind]]]:
-    """Every (rule, kind) of the findings made inside the block."""
+    """Every (rule, kind) of the findings made inside the block: `Finding` (a
+    msgspec Struct, built in C) is replaced where the engine's modules name it."""
     made: set[tuple[str, Kind]] = set()
-    original = Finding.__init__
 
-    def making(self: Finding, **fields: Any) -> None:
-        original(self, **fields)
-        made.add((_rule_of(sys._getframe(1)), self.kind))
+    def making(**fields: Any) -> Finding:
+        finding = Finding(**fields)
+        made.add((_rule_of(sys._getframe(1)), finding.kind))
+        return finding
 
     with monkeypatch.context() as patch:
-        patch.setattr(Finding, "__init__", making)
+        for module in ENGINE:
+            if getattr(module, "Finding", None) is Finding:
+                patch.setattr(module, "Finding", making)
         yield made
 
 

@@ -246,6 +246,31 @@ def _wide(description: str) -> dict[str, Any]:
     return {"type": "object", "properties": {"v": {"anyOf": branches}}}
 
 
+def _ref_beside(description: str) -> dict[str, Any]:
+    """A schema that holds a `$ref` beside the property whose description changes."""
+    return {
+        "$ref": "#/$defs/d",
+        "type": "object",
+        "properties": {"q": {"type": "string", "description": description}},
+        "$defs": {"d": _deep(20, {})},
+    }
+
+
+def _referring(hops: int, description: str) -> dict[str, Any]:
+    """A property whose schema reaches a string through `hops` `$defs`, each a `$ref`."""
+    defs = {
+        f"d{i}": {"type": "object", "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"}}}
+        for i in range(hops)
+    }
+    defs[f"d{hops}"] = {"type": "string"}
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {"p": {"$ref": "#/$defs/d0"}},
+        "$defs": defs,
+    }
+
+
 LIMITED = [
     Limits(max_depth=5),
     Limits(max_walk_depth=5),
@@ -264,6 +289,21 @@ SURFACE_PAIRS = {
         _deep(20, {"type": "object", "properties": {"n": {"type": "integer"}}}),
     ),
     "wide union": (_wide("one"), _wide("two")),
+    # the depth is where the pass does not go: a part both versions hold, an
+    # added property's schema, `$ref` hops through `$defs`
+    "deep sibling": (
+        {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}},
+        {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}, "title": "t"},
+    ),
+    "deep added schema": (
+        _deep(1, {"type": "string"}),
+        _deep(0, {"type": "object", "properties": {"a": {"type": "string"}, "n": _deep(20, {})}}),
+    ),
+    "ref beside the change": (_ref_beside("one"), _ref_beside("two")),
+    "deep through refs": (
+        _referring(20, "one"),
+        _referring(20, "two"),
+    ),
 }
 
 

@@ -36,9 +36,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from registry.compat.bounds import BOUNDS
 from registry.compat.dialects import ANNOTATIONS
-from registry.compat.jsonvalues import json_equal, json_missing, json_types
+from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
+from registry.compat.nesting import check_nesting
+from registry.compat.parser import check_depth
+from registry.compat.report import ClassificationError
 from registry.compat.rules_docs import annotation_changes
 from registry.compat.rules_objects import property_added, required_removed
 from registry.compat.rules_values import enum_widened
@@ -66,6 +71,7 @@ _SINGLE = frozenset(
         "else",
     }
 )
+_MAX_DEPTH = 64  # deeper, the walk decides (and bounds its own descent)
 
 # What a plain object or array may declare (annotations aside).
 _OBJECT_KEYS = ANNOTATIONS | {
@@ -97,124 +103,166 @@ class _Other(Exception):
     """A difference the surface does not settle: the walk decides."""
 
 
-class _Pass:
-    """One pass over two documents: what it found, the parts Python finds
-    equal (confirmed as JSON at the end), and the work the walk would do."""
-
-    __slots__ = ("findings", "max_depth", "max_work", "news", "olds", "work")
-
-    def __init__(self, limits: Limits) -> None:
-        self.findings: list[Finding] = []
-        self.olds: list[Any] = []  # in step with `news`
-        self.news: list[Any] = []
-        # the walk nests a comparison per schema level and refuses a document
-        # past `max_depth`; it parses each schema it compares and their direct
-        # children, and spends a step per pair: past any of these, it decides
-        self.max_depth = min(limits.max_depth, limits.max_walk_depth - 1)
-        self.max_work = min(limits.max_nodes, limits.max_steps)
-        self.work = 0
-
-    def equal(self, old: Any, new: Any) -> None:
-        self.olds.append(old)
-        self.news.append(new)
-
-    def entered(self, schema: dict[str, Any], depth: int) -> None:
-        """Count a schema the walk would compare, with the children it would parse
-        (a `$ref` may hop as deep as `max_depth` allows)."""
-        if depth > self.max_depth:
-            raise _Other
-        self.work += 1
-        for key, value in schema.items():
-            if key in _LISTS and type(value) is list:
-                self.work += len(value)
-            elif key in _SINGLE:
-                self.work += 1
-            elif key == "$ref":
-                self.work += self.max_depth + 1
-        if self.work > self.max_work:
-            raise _Other
-
-
 def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Finding] | None:
     """The annotation changes, plain property additions, names no longer
     required and widened enums between two schemas, or None when they differ
     in anything else (or the walk could run out of a bound of `limits` on
     them). Only the parts that differ are visited; an equal part is confirmed
     by its JSON encoding, which tells `1` from `true` where Python's equality
-    does not.
+    does not. Raises `ClassificationError` for a document nested past
+    `limits.max_depth`, as the walk does.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
     the same with `"limit": {"type": "integer"}` added and `q` described is
     `property-added` at `/properties/limit` and `description-changed` at
     `/properties/q/description`.
     """
-    found = _Pass(limits)
+    findings: list[Finding] = []
+    # in step: the parts Python finds equal, the schemas of added properties
+    # that hold schemas (on both sides: measured with the rest), and a `"$ref"`
+    # for each entered schema with one (`_within` reads them)
+    olds: list[Any] = []
+    news: list[Any] = []
     try:
-        _schema(old, new, pointer, found, 0, True)
+        _schema(old, new, pointer, findings, olds, news, 0, True)
     except _Other:
         return None
     # confirmed last, all at once: equal JSON encodes alike, position by position
-    if found.olds and not json_equal(found.olds, found.news):
-        return None
-    return found.findings
+    try:
+        equal = _JSON.encode(olds)
+        if equal != _JSON.encode(news) and not json_equal(olds, news):
+            return None
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None  # not JSON as it is: the walk decides
+    return findings if _within(findings, olds, equal, pointer, limits, old, new) else None
 
 
-def _schema(old: Any, new: Any, pointer: str, found: _Pass, depth: int, plain: bool) -> None:
+def _within(
+    findings: list[Finding],
+    olds: list[Any],
+    equal: bytes,
+    pointer: str,
+    limits: Limits,
+    old: Any,
+    new: Any,
+) -> bool:
+    """Whether the walk would stay within `limits` on what the pass settled,
+    bounded without walking the documents (each step here is a few bytecodes:
+    the pass answers in microseconds). Every schema the pass entered lies on
+    the path of a finding (one that differs and yields none is the walk's),
+    with a pointer token per level at least: the findings bound how deep it
+    went and how many schemas the walk would compare. What it did not enter is
+    in `equal` (the parts found equal, the added properties' schemas that
+    hold schemas, and a `"$ref"` for each entered schema with one): each schema
+    there takes 2 bytes at least (`{}`, `true`), each level a `{` and 7 bytes
+    (`"if":{}`), and a `$ref` may hop as deep as `max_depth` allows.
+
+    A document nested past `max_depth` is refused here, as by the walk."""
+    deepest = base = pointer.count("/")
+    for finding in findings:
+        tokens = finding.pointer.count("/")
+        if tokens > deepest:  # noqa: PLR1730 (max() costs a call per finding)
+            deepest = tokens
+    deepest -= base
+    size = len(equal)
+    refs = equal.count(b'"$ref"') if _DOLLAR in equal else 0  # (an int: memchr)
+    work = 1 + deepest * len(findings) + size // 2 + refs * (limits.max_depth + 1)
+    if deepest >= limits.max_walk_depth or work > min(limits.max_nodes, limits.max_steps):
+        return False
+    room = limits.max_depth - deepest
+    if refs or (len(olds) + size // 7 > room and equal.count(b"{") > room):
+        # the walk refuses a document nested past `max_depth`, wherever that is
+        check_depth(old, pointer, limits)
+        check_depth(new, pointer, limits)
+        if refs and limits.max_walk_depth <= limits.max_depth:
+            # it follows a `$ref` into parts both hold, and decides past its own depth
+            try:
+                check_nesting(old, pointer, limits.max_walk_depth - 1)
+                check_nesting(new, pointer, limits.max_walk_depth - 1)
+            except ClassificationError:
+                return False
+    return True
+
+
+def _schema(
+    old: Any,
+    new: Any,
+    pointer: str,
+    findings: list[Finding],
+    olds: list[Any],
+    news: list[Any],
+    depth: int,
+    plain: bool,
+) -> None:
     """`plain`: reached from the root through `properties` and `items` of plain
     objects and arrays only (where the walk pairs old and new by position)."""
-    if type(old) is not dict or type(new) is not dict:
+    if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
         raise _Other
-    found.entered(old, depth)
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
     annotations = []
     for key in keys:
         before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if before is after:
+            if key == "$ref":
+                olds.append(key)  # (marked for `_within`)
+                news.append(key)
+            elif type(before) is dict or type(before) is list:
+                olds.append(before)  # (a part both hold: measured with the rest)
+                news.append(after)
             continue
         if key in ANNOTATIONS:
-            annotations.append(key)
+            if before != after or not json_same(before, after):
+                annotations.append(key)  # (worded by the rule that owns the kind)
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                found.equal(before, after)
+                olds.append(before)
+                news.append(after)
+            elif key == "$ref":
+                olds.append(key)  # (marked for `_within`)
+                news.append(key)
             continue
         at = f"{pointer}/{escape(key)}"
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
-            found.findings.append(enum_widened(at, "enum", list(before), gained))
+            findings.append(enum_widened(at, "enum", list(before), gained))
         elif plain and key == "required" and _plain_object(old) and _plain_object(new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
-                found.findings.append(required_removed(at, name))
+                findings.append(required_removed(at, name))
         elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
-            _map(before, after, at, found, depth, adds, old.get("required", _NO_NAMES))
+            required = old.get("required", _NO_NAMES)
+            _map(before, after, at, findings, olds, news, depth, adds, required)
         elif key in _MAPS or key == "dependencies":
-            _map(before, after, at, found, depth)
+            _map(before, after, at, findings, olds, news, depth)
         elif key in _LISTS and type(before) is list and type(after) is list:
             if len(before) != len(after):
                 raise _Other
             for i, (first, second) in enumerate(zip(before, after, strict=True)):
                 if first is not second and first != second:
-                    _schema(first, second, f"{at}/{i}", found, depth + 1, False)
+                    _schema(first, second, f"{at}/{i}", findings, olds, news, depth + 1, False)
                 else:
-                    found.equal(first, second)
+                    olds.append(first)
+                    news.append(second)
         elif key in _SINGLE:
             deeper = plain and key == "items" and _plain_array(old) and _plain_array(new)
-            _schema(before, after, at, found, depth + 1, deeper)
+            _schema(before, after, at, findings, olds, news, depth + 1, deeper)
         else:
             raise _Other
     if annotations:
-        found.findings += annotation_changes(pointer, old, new, annotations)
+        findings += annotation_changes(pointer, old, new, annotations)
 
 
 def _map(
     old: Any,
     new: Any,
     at: str,
-    found: _Pass,
+    findings: list[Finding],
+    olds: list[Any],
+    news: list[Any],
     depth: int,
     adds: bool = False,
     required: Any = (),
@@ -230,14 +278,17 @@ def _map(
             schema = new[name]
             if not _plain_addition(schema) or name in required:
                 raise _Other
-            found.work += 1  # (the walk parses the node of an added property)
-            found.findings.append(property_added(f"{at}/{escape(name)}", name, schema))
+            if not _flat(schema):
+                olds.append(schema)
+                news.append(schema)
+            findings.append(property_added(f"{at}/{escape(name)}", name, schema))
     for name, first in old.items():
         second = new[name]
         if first == second:
-            found.equal(first, second)
+            olds.append(first)
+            news.append(second)
         else:
-            _schema(first, second, f"{at}/{escape(name)}", found, depth + 1, adds)
+            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
 
 
 def _plain_object(schema: dict[str, Any]) -> bool:
@@ -276,6 +327,16 @@ def _plain_array(schema: dict[str, Any]) -> bool:
     return schema.keys() <= _ARRAY_KEYS and schema.get("type") == "array"
 
 
+def _flat(schema: Any) -> bool:
+    """A schema holding no other schema: one level, no `$ref` below (a list
+    elsewhere than under `items` or `prefixItems` holds values, not schemas)."""
+    if type(schema) is dict:
+        for key, value in schema.items():
+            if type(value) is dict or (type(value) is list and key in _LISTS):
+                return False
+    return True
+
+
 def _plain_addition(schema: Any) -> bool:
     """A schema of an added property that brings no default with it."""
     kind = type(schema)
@@ -284,3 +345,5 @@ def _plain_addition(schema: Any) -> bool:
 
 _NO_NAMES: list[str] = []
 _ABSENT: Any = object()
+_DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
+_JSON = msgspec.json.Encoder()  # in the order written: equal bytes are equal JSON

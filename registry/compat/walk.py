@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
 from registry.pointers import join
@@ -80,8 +82,7 @@ class Leaf:
     name: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
-class Finding:
+class Finding(msgspec.Struct, kw_only=True):
     """`old` and `new` are the values before and after, `ABSENT` where there is none
     (`None` is JSON's null). `refused`: a property removed or renamed whose old
     value the new version refuses outright (its content model is closed to the
