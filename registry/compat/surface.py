@@ -134,12 +134,11 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
             return None
     except (TypeError, ValueError, OverflowError, RecursionError):
         return None  # not JSON as it is: the walk decides
-    return findings if _within(findings, olds, equal, pointer, limits, old, new) else None
+    return findings if _within(findings, equal, pointer, limits, old, new) else None
 
 
 def _within(
     findings: list[Finding],
-    olds: list[Any],
     equal: bytes,
     pointer: str,
     limits: Limits,
@@ -154,8 +153,10 @@ def _within(
     went and how many schemas the walk would compare. What it did not enter is
     in `equal` (the parts found equal, the added properties' schemas that
     hold schemas, and a `"$ref"` for each entered schema with one): each schema
-    there takes 2 bytes at least (`{}`, `true`), each level a `{` and 7 bytes
-    (`"if":{}`), and a `$ref` may hop as deep as `max_depth` allows.
+    there takes 2 bytes at least (`{}`, `true`), and each level below a part's
+    first a `{` and 7 bytes (`"if":{}`), so that no part nests deeper than
+    `1 + len(equal) // 7` levels, nor than all their braces; a `$ref` may hop
+    as deep as `max_depth` allows.
 
     A document nested past `max_depth` is refused here, as by the walk."""
     deepest = base = pointer.count("/")
@@ -167,10 +168,10 @@ def _within(
     size = len(equal)
     refs = equal.count(b'"$ref"') if _DOLLAR in equal else 0  # (an int: memchr)
     work = 1 + deepest * len(findings) + size // 2 + refs * (limits.max_depth + 1)
-    if deepest >= limits.max_walk_depth or work > min(limits.max_nodes, limits.max_steps):
+    if deepest >= limits.max_walk_depth or work > limits.max_nodes or work > limits.max_steps:
         return False
     room = limits.max_depth - deepest
-    if refs or (len(olds) + size // 7 > room and equal.count(b"{") > room):
+    if refs or (1 + size // 7 > room and equal.count(b"{") > room):
         # the walk refuses a document nested past `max_depth`, wherever that is
         check_depth(old, pointer, limits)
         check_depth(new, pointer, limits)
