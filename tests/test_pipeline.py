@@ -538,7 +538,12 @@ async def test_json_output_follows_the_plan_schema(registry: Registry, tmp_path:
         document = check(refused.json)
         assert document["accepted"] is False and document["applied"] is False
         decision = document["tools"][0]["decisions"][0]
-        assert (decision["version"], decision["options"]) == (1, ["retire", "converter"])
+        assert (decision["version"], decision["options"]) == (1, ["retire", "converter", "accept"])
+        # `filters` is now required and nothing gives it a value: no converter is made up
+        assert decision["suggested_ops"] == []
+        assert [(u["kind"], u["fill"]) for u in decision["unrepairable"]] == [
+            ("required-added", "/filters")
+        ]
         deprecating = SEARCH_V1 + 'deprecate: [{version: 1, sunset: "2027-06-01T00:00:00Z"}]\n'
         write(tools, "search/search.yaml", deprecating)
         planned = check((await run("plan", str(tools), *online(registry), "--format", "json")).json)

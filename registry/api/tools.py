@@ -518,7 +518,7 @@ async def deprecate(
     svc = await writer(request, ns)
     sunset = data.sunset if data is not None else None
     # a sunset that retires (passed, or sooner than the idleness asked for) passes the
-    # idle rule first, as a retirement does (registry.policy.usage.retiring)
+    # idle rule first, as a retirement does (registry.policy.callers.retiring)
     evidence = await check_retirements(
         svc,
         svc.database,

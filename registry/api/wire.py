@@ -9,8 +9,8 @@ import msgspec
 
 from registry.compat import ChangeReport
 from registry.policy.acceptance import Acceptance, Relaxation
+from registry.policy.callers import RequireIdle
 from registry.policy.publishing import Decision, VersionNumber
-from registry.policy.usage import RequireIdle
 from registry.policy.verify import ToolVerdict
 from registry.store import AuditEvent, Version
 

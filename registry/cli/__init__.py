@@ -5,7 +5,7 @@ arguments to its subparser, and a function that runs it and returns the exit
 code. The verbs live by group, each module listing its own (`MODULES` below
 says which module holds which verb, so that a run imports only its own):
 
-    engine.py     diff, digest                      (base install)
+    diff_digest.py  diff, digest                    (base install)
     lifecycle.py  history, show, deprecate, retire, alias, converter, and diff on a
                   registry (base install; remote.py holds what they share)
     service.py    serve, migrate, token             ([server] extra, imported inside)
@@ -45,7 +45,7 @@ __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Ver
 # commit, and `capture`'s MCP client costs more than a `diff`. tests/test_cli.py
 # checks this table against the modules' own lists.
 MODULES: dict[str, tuple[str, ...]] = {
-    "engine": ("diff", "digest"),
+    "diff_digest": ("diff", "digest"),
     "service": ("serve", "migrate", "token"),
     "client": ("sync", "capabilities", "namespace"),
     "lifecycle": ("history", "show", "deprecate", "retire", "alias", "converter"),

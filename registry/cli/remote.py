@@ -63,7 +63,7 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 
 def duration(text: str) -> str:
     """An argparse type: a duration such as `7d` or `12h`, kept as written."""
-    from registry.policy.usage import parse_duration
+    from registry.policy.callers import parse_duration
 
     try:
         parse_duration(text)

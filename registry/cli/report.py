@@ -325,6 +325,8 @@ def callers_text(plan: ToolPlan) -> list[str]:
 
 
 def decision_options(plan: ToolPlan, decision: Decision) -> str:
+    """What settles `decision`, as a manifest writes it (`accept` names every breaking
+    change left: accepting covers them all; `reason` is yours to write)."""
     options = []
     if "retire" in decision.options:
         options.append(f"retire: [{decision.version}]")
@@ -332,7 +334,11 @@ def decision_options(plan: ToolPlan, decision: Decision) -> str:
         suggested = suggested_converter(decision.suggested_ops)
         ops = compact(suggested) if suggested else "[...]"
         options.append(f"converters: [{{from: {decision.version}, ops: {ops}}}]")
-    return " or ".join(options)
+    if "accept" in decision.options:
+        left = [c for c in decision.report.breaking if acceptance_of(plan, c) is None]
+        entries = ", ".join(f"{{kind: {c.kind.value}, path: {c.path}, reason: ...}}" for c in left)
+        options.append(f"accept: [{entries}]")
+    return " or ".join(options) or "none"
 
 
 def decision_subject(decision: Decision) -> str:

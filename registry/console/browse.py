@@ -36,7 +36,7 @@ from registry.console.views import (
     timeline,
     tool_rows,
 )
-from registry.policy.usage import format_duration, summarize
+from registry.policy.callers import format_duration, summarize
 from registry.store import Alias, AuditEvent, Converter, Version, repository
 from registry.store.overview import namespace_overview, version_states
 from registry.store.usage import usage_rows

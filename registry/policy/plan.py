@@ -31,6 +31,7 @@ import msgspec
 
 from registry.compat import Change, ChangeReport, toolset_changes
 from registry.policy.acceptance import Acceptance, AcceptRequest, NamespacePolicy
+from registry.policy.callers import RequireIdle, VersionUsage
 from registry.policy.publishing import (
     AliasLike,
     ConverterRequest,
@@ -48,7 +49,6 @@ from registry.policy.publishing import (
 )
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
 from registry.policy.semver import SemverCheck
-from registry.policy.usage import RequireIdle, VersionUsage
 
 __all__ = [
     "AliasIntent",
