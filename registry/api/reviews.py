@@ -17,6 +17,8 @@ decision is audited (`version.approve`, `version.reject`) with its reason.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -35,7 +37,14 @@ from registry.api.problems import (
     ApiError,
     problem_responses,
 )
-from registry.api.services import actor, reader, request_id, require_namespace, writer
+from registry.api.services import (
+    Services,
+    actor,
+    reader,
+    request_id,
+    require_namespace,
+    writer,
+)
 from registry.api.tools import store_decision
 from registry.api.usage import check_retirements
 from registry.api.wire import ReviewAnswer, ReviewEntry, ReviewList, ReviewRequest
@@ -128,7 +137,9 @@ def _answer(
     )
 
 
-async def _held(request: Request[Any, Any, Any], ns: str, tool: str, number: int) -> Review:
+async def _held(
+    request: Request[Any, Any, Any], ns: str, tool: str, number: int
+) -> tuple[Services, Review]:
     """The review of version `number`, read before the decision (404 for no version)."""
     svc = await writer(request, ns, "review")
     review = await held_versions.get_review(svc.database, ns, tool, number)
@@ -141,7 +152,18 @@ async def _held(request: Request[Any, Any, Any], ns: str, tool: str, number: int
             f"version {number} of {ns}/{tool} is {found.state} and was never held for "
             "review: there is nothing to approve or reject",
         )
-    return review
+    return svc, review
+
+
+@contextlib.contextmanager
+def _store_problems() -> Iterator[None]:
+    """The store's refusals of a decision, as problems."""
+    try:
+        yield
+    except NotFound as exc:
+        raise ApiError("not-found", str(exc)) from exc
+    except IllegalTransition as exc:
+        raise ApiError("illegal-transition", str(exc)) from exc
 
 
 _DECISION_PROBLEMS = (
@@ -180,8 +202,7 @@ async def approve_version(
     data: JSONBody[ReviewRequest],
 ) -> ReviewAnswer:
     number = version_number(n)
-    kept = await _held(request, ns, tool, number)
-    svc = await writer(request, ns, "review")
+    svc, kept = await _held(request, ns, tool, number)
     approver = actor(request)
     pending = await repository.get_version(svc.database, ns, tool, number)
     assert pending is not None  # a review row's version exists (a foreign key)
@@ -219,16 +240,17 @@ async def approve_version(
         )
 
     try:
-        result = await held_versions.approve(
-            svc.database,
-            ns,
-            tool,
-            number,
-            decide,
-            reason=data.reason,
-            actor=approver,
-            request_id=request_id(request),
-        )
+        with _store_problems():
+            result = await held_versions.approve(
+                svc.database,
+                ns,
+                tool,
+                number,
+                decide,
+                reason=data.reason,
+                actor=approver,
+                request_id=request_id(request),
+            )
     except PublishRefused as exc:
         outcome = exc.refusal.detail
         stranded = ", ".join(str(d.version) for d in outcome.decisions)
@@ -241,10 +263,6 @@ async def approve_version(
             reports=outcome.reports,
             decisions=outcome.decisions,
         ) from exc
-    except NotFound as exc:
-        raise ApiError("not-found", str(exc)) from exc
-    except IllegalTransition as exc:
-        raise ApiError("illegal-transition", str(exc)) from exc
     retiring = {*result.retired, *result.deprecated}
     warnings = [e.message for e in evidence if e.message and e.usage.version in retiring]
     return _answer(result, assessments[-1] if assessments else None, warnings)
@@ -264,9 +282,8 @@ async def reject_version(
     data: JSONBody[ReviewRequest],
 ) -> ReviewAnswer:
     number = version_number(n)
-    await _held(request, ns, tool, number)
-    svc = await writer(request, ns, "review")
-    try:
+    svc, _ = await _held(request, ns, tool, number)
+    with _store_problems():
         result = await held_versions.reject(
             svc.database,
             ns,
@@ -276,10 +293,6 @@ async def reject_version(
             actor=actor(request),
             request_id=request_id(request),
         )
-    except NotFound as exc:
-        raise ApiError("not-found", str(exc)) from exc
-    except IllegalTransition as exc:
-        raise ApiError("illegal-transition", str(exc)) from exc
     return _answer(result)
 
 

@@ -389,6 +389,20 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+async def _one_version(conn: Connection, namespace: str, tool: str, version: int) -> Version:
+    """One version, held ones included; `NotFound` when there is none."""
+    row = await conn.fetchrow(
+        f"SELECT {_VERSION_COLUMNS} FROM versions_all "
+        "WHERE namespace = $1 AND tool = $2 AND version = $3",
+        namespace,
+        tool,
+        version,
+    )
+    if row is None:
+        raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
+    return _record(row, Version)
+
+
 async def _move_state(
     conn: Connection,
     namespace: str,
@@ -402,16 +416,7 @@ async def _move_state(
     audit_ids: list[int],
 ) -> tuple[Version, bool]:
     """Deprecate or retire one version of a locked tool; (record, changed)."""
-    row = await conn.fetchrow(
-        f"SELECT {_VERSION_COLUMNS} FROM versions_all "
-        "WHERE namespace = $1 AND tool = $2 AND version = $3",
-        namespace,
-        tool,
-        version,
-    )
-    if row is None:
-        raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-    current = _record(row, Version)
+    current = await _one_version(conn, namespace, tool, version)
     if current.state in ("pending", "rejected"):
         raise IllegalTransition(
             f"version {version} of {namespace}/{tool} is {current.state}: "
@@ -795,13 +800,7 @@ async def publish(
             if existing.digest == digest:
                 return PublishResult(version=existing, created=False)
 
-        plan = decide(state)
-        if inspect.isawaitable(plan):
-            plan = await plan
-        if isinstance(plan, Refusal):
-            raise PublishRefused(plan)
-        if not isinstance(plan, PublishPlan):
-            raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
+        plan = await _plan_of(decide(state))
         number = state.next_version
         if plan.hold is not None:
             held, event = await _hold(
@@ -849,53 +848,88 @@ async def publish(
         )
         assert row is not None
         audit_ids.append(row["audit_id"])
-        converters: list[Converter] = []
-        for new in plan.converters:
-            converter, _ = await _insert_converter(
-                conn,
-                namespace,
-                tool,
-                new.from_version,
-                new.to_version if new.to_version is not None else number,
-                new.ops,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            converters.append(converter)
-        deprecated: list[int] = []
-        retired: list[int] = []
-        changes: list[tuple[int, State, datetime | None, list[int]]] = [
-            (d.version, "deprecated", d.sunset, deprecated) for d in plan.deprecate
-        ] + [(v, "retired", None, retired) for v in plan.retire]
-        for version, target, sunset, done in changes:
-            if version >= number:
-                raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-            _, changed = await _move_state(
-                conn,
-                namespace,
-                tool,
-                version,
-                target,
-                sunset,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            if changed:
-                done.append(version)
-        superseded = await _supersede(
-            conn, namespace, tool, number, actor=actor, request_id=request_id, audit_ids=audit_ids
-        )
-        return PublishResult(
-            version=_record(row, Version),
-            created=True,
-            retired=retired,
-            deprecated=deprecated,
-            converters=converters,
+        return await _land(
+            conn,
+            _record(row, Version),
+            plan,
+            actor=actor,
+            request_id=request_id,
             audit_ids=audit_ids,
-            superseded=superseded,
         )
+
+
+async def _plan_of(
+    decided: PublishPlan | Refusal | Awaitable[PublishPlan | Refusal],
+) -> PublishPlan:
+    """What a `decide` seam answered: the plan, or `PublishRefused` for a refusal."""
+    plan = await decided if inspect.isawaitable(decided) else decided
+    if isinstance(plan, Refusal):
+        raise PublishRefused(plan)
+    if not isinstance(plan, PublishPlan):
+        raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
+    return plan
+
+
+async def _land(
+    conn: Connection,
+    landed: Version,
+    plan: PublishPlan,
+    *,
+    actor: str | None,
+    request_id: str | None,
+    audit_ids: list[int],
+) -> PublishResult:
+    """The rest of a publish once version `landed` is stored released (a publish, an
+    approval): the plan's converters and state changes, then the tool's older pending
+    versions superseded; each audited."""
+    namespace, tool, number = landed.namespace, landed.tool, landed.version
+    converters: list[Converter] = []
+    for new in plan.converters:
+        converter, _ = await _insert_converter(
+            conn,
+            namespace,
+            tool,
+            new.from_version,
+            new.to_version if new.to_version is not None else number,
+            new.ops,
+            actor=actor,
+            request_id=request_id,
+            audit_ids=audit_ids,
+        )
+        converters.append(converter)
+    deprecated: list[int] = []
+    retired: list[int] = []
+    changes: list[tuple[int, State, datetime | None, list[int]]] = [
+        (d.version, "deprecated", d.sunset, deprecated) for d in plan.deprecate
+    ] + [(v, "retired", None, retired) for v in plan.retire]
+    for version, target, sunset, done in changes:
+        if version >= number:
+            raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
+        _, changed = await _move_state(
+            conn,
+            namespace,
+            tool,
+            version,
+            target,
+            sunset,
+            actor=actor,
+            request_id=request_id,
+            audit_ids=audit_ids,
+        )
+        if changed:
+            done.append(version)
+    superseded = await _supersede(
+        conn, namespace, tool, number, actor=actor, request_id=request_id, audit_ids=audit_ids
+    )
+    return PublishResult(
+        version=landed,
+        created=True,
+        retired=retired,
+        deprecated=deprecated,
+        converters=converters,
+        audit_ids=audit_ids,
+        superseded=superseded,
+    )
 
 
 async def _hold(

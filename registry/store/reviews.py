@@ -20,21 +20,16 @@ that is not pending is an `IllegalTransition`.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from typing import Any, Final, TypeAlias
 
 import msgspec
 
 from registry.store._db import Connection, Db, connection, transaction
 from registry.store.records import (
-    Converter,
     Decision,
     IllegalTransition,
-    NotFound,
     PublishPlan,
-    PublishRefused,
     Refusal,
     Review,
     ReviewResult,
@@ -45,13 +40,13 @@ from registry.store.records import (
 from registry.store.repository import (
     _VERSION_COLUMNS,
     _audit,
-    _insert_converter,
     _json,
+    _land,
     _lock_tool,
-    _move_state,
     _notify,
+    _one_version,
+    _plan_of,
     _record,
-    _supersede,
     _tool_state,
 )
 
@@ -122,17 +117,10 @@ async def get_review(db: Db, namespace: str, tool: str, version: int) -> Review 
 
 async def _held(
     conn: Connection, namespace: str, tool: str, version: int, asked: Decision
-) -> tuple[Version, Review]:
-    row = await conn.fetchrow(
-        f"SELECT {_VERSION_COLUMNS} FROM versions_all "
-        "WHERE namespace = $1 AND tool = $2 AND version = $3",
-        namespace,
-        tool,
-        version,
-    )
-    if row is None:
-        raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-    record = _record(row, Version)
+) -> tuple[Version, Review] | ReviewResult:
+    """The pending version and its review, or the result of the same decision made
+    already (nothing to write); `IllegalTransition` for any other state."""
+    record = await _one_version(conn, namespace, tool, version)
     review_row = await conn.fetchrow(
         f"SELECT {_REVIEW_COLUMNS} FROM reviews "
         "WHERE namespace = $1 AND tool = $2 AND version = $3",
@@ -149,7 +137,12 @@ async def _held(
             state=record.state,
             requested=target,
         )
-    return record, _review(review_row)
+    review = _review(review_row)
+    if record.state != "pending":
+        if review.decision == asked:
+            return ReviewResult(version=record, review=review, changed=False)
+        _refuse_decided(record, review, asked)
+    return record, review
 
 
 def _refuse_decided(record: Version, review: Review, asked: Decision) -> None:
@@ -208,21 +201,14 @@ async def approve(
     """Approve a pending version: it lands as `decide` plans it (see the module docstring)."""
     async with transaction(db) as conn:
         await _lock_tool(conn, namespace, tool, create=False)
-        record, review = await _held(conn, namespace, tool, version, "approved")
-        if record.state != "pending":
-            if review.decision == "approved":
-                return ReviewResult(version=record, review=review, changed=False)
-            _refuse_decided(record, review, "approved")
+        held = await _held(conn, namespace, tool, version, "approved")
+        if isinstance(held, ReviewResult):
+            return held
+        record, review = held
         state = msgspec.structs.replace(
             await _tool_state(conn, namespace, tool), next_version=version
         )
-        plan = decide(state, record, review)
-        if inspect.isawaitable(plan):
-            plan = await plan
-        if isinstance(plan, Refusal):
-            raise PublishRefused(plan)
-        if not isinstance(plan, PublishPlan):
-            raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
+        plan = await _plan_of(decide(state, record, review))
         row = await conn.fetchrow(
             f"""
             UPDATE versions SET state = 'active', acceptances = $4::text::jsonb
@@ -256,50 +242,23 @@ async def approve(
                 },
             )
         ]
-        converters: list[Converter] = []
-        for new in plan.converters:
-            converter, _ = await _insert_converter(
-                conn,
-                namespace,
-                tool,
-                new.from_version,
-                new.to_version if new.to_version is not None else version,
-                new.ops,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            converters.append(converter)
-        moved: dict[State, list[int]] = {"deprecated": [], "retired": []}
-        changes: list[tuple[int, State, datetime | None]] = [
-            (d.version, "deprecated", d.sunset) for d in plan.deprecate
-        ] + [(v, "retired", None) for v in plan.retire]
-        for number, target, sunset in changes:
-            _, changed = await _move_state(
-                conn,
-                namespace,
-                tool,
-                number,
-                target,
-                sunset,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            if changed:
-                moved[target].append(number)
-        superseded = await _supersede(
-            conn, namespace, tool, version, actor=actor, request_id=request_id, audit_ids=audit_ids
+        landed = await _land(
+            conn,
+            _record(row, Version),
+            plan,
+            actor=actor,
+            request_id=request_id,
+            audit_ids=audit_ids,
         )
         await _notify(conn, namespace, tool)
         return ReviewResult(
-            version=_record(row, Version),
+            version=landed.version,
             review=decided,
             changed=True,
-            retired=moved["retired"],
-            deprecated=moved["deprecated"],
-            converters=converters,
-            superseded=superseded,
+            retired=landed.retired,
+            deprecated=landed.deprecated,
+            converters=landed.converters,
+            superseded=landed.superseded,
         )
 
 
@@ -316,11 +275,10 @@ async def reject(
     """Reject a pending version: `rejected`, final, never served; the record stays."""
     async with transaction(db) as conn:
         await _lock_tool(conn, namespace, tool, create=False)
-        record, review = await _held(conn, namespace, tool, version, "rejected")
-        if record.state != "pending":
-            if review.decision == "rejected":
-                return ReviewResult(version=record, review=review, changed=False)
-            _refuse_decided(record, review, "rejected")
+        held = await _held(conn, namespace, tool, version, "rejected")
+        if isinstance(held, ReviewResult):
+            return held
+        record, review = held
         row = await conn.fetchrow(
             f"UPDATE versions SET state = 'rejected' "
             f"WHERE namespace = $1 AND tool = $2 AND version = $3 RETURNING {_VERSION_COLUMNS}",
