@@ -107,17 +107,23 @@ def namespace_argument(parser: argparse.ArgumentParser, *, required: bool) -> No
 
 
 def fail_on_argument(parser: argparse.ArgumentParser, when: str = "", lint: bool = False) -> None:
-    """`--fail-on semver` (repeatable; `lint` too where `lint` says so): what fails the
-    run besides a breaking change (mcp-registry.yaml's `fail_on` adds to it)."""
+    """`--fail-on semver` (repeatable; `lint` and `risk` too where `lint` says so): what
+    fails the run besides a breaking change (mcp-registry.yaml's `fail_on` adds to it)."""
     parser.add_argument(
         "--fail-on",
         action="append",
-        choices=("semver", "lint") if lint else ("semver",),
+        choices=("semver", "lint", "risk") if lint else ("semver",),
         default=[],
         help=f"semver: exit 1 {when}when the release's serverInfo.version bump does not "
         "match the change of its tools (a breaking change needs a major bump, an additive "
         "one a minor one)"
-        + ("; lint: exit 1 on a finding of the configured lint rules" if lint else ""),
+        + (
+            "; lint: exit 1 on a finding of the configured lint rules; risk: exit 1 on a "
+            "risk finding (text aimed at the model, a link, hidden characters, a tool "
+            "named, a weakened annotation)"
+            if lint
+            else ""
+        ),
     )
 
 

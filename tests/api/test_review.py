@@ -53,7 +53,8 @@ async def served(postgres_server: Any, migrated_template: str) -> AsyncIterator[
         yield registry
 
 
-async def _namespace(served: Registry, **policy: Any) -> str:
+async def namespace_with(served: Registry, **policy: Any) -> str:
+    """A new namespace with this policy (none given: the default one)."""
     name = f"review-{next(_NAMES)}"
     assert (await served.client.put(f"/v1/namespaces/{name}")).status_code == 201
     if policy:
@@ -114,7 +115,7 @@ async def _events(served: Registry, ns: str, action: str) -> list[dict[str, Any]
 
 
 async def test_a_risky_version_waits_served_nowhere_until_approved(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     status, first = await _publish(served.client, ns, ADD)
     assert (status, first["state"], first["risks"]) == (201, "active", [])
 
@@ -186,7 +187,7 @@ async def test_a_risky_version_waits_served_nowhere_until_approved(served: Regis
 
 
 async def test_a_rejected_version_keeps_its_record_and_its_number(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, ADD)
     status, _held = await _publish(served.client, ns, POISONED)
     assert status == 202
@@ -217,7 +218,7 @@ async def test_a_rejected_version_keeps_its_record_and_its_number(served: Regist
 
 
 async def test_four_eyes_refuses_the_token_that_published(served: Registry) -> None:
-    ns = await _namespace(served, review="all", four_eyes=True)
+    ns = await namespace_with(served, review="all", four_eyes=True)
     publisher = served.with_token(await served.token(f"{ns}:publish"))
     reviewer = served.with_token(await served.token(f"{ns}:review"))
     async with publisher, reviewer:
@@ -250,7 +251,7 @@ async def test_approval_reruns_the_rule_as_of_then(served: Registry) -> None:
     is gone: approval is refused with the decisions, and the version stays pending."""
     relax = [{"kind": "required-added", "reason": "callers send filters"}]
     relax.append({"kind": "default-added", "reason": "20 is what the old server did"})
-    ns = await _namespace(served, review="all", relax=relax)
+    ns = await namespace_with(served, review="all", relax=relax)
     assert (await _publish(served.client, ns, SEARCH_V1))[0] == 202
     assert (await _decide(served.client, ns, "search", 1, "approve"))[0] == 200
     status, held = await _publish(served.client, ns, SEARCH_V2)
@@ -274,7 +275,7 @@ async def test_approval_reruns_the_rule_as_of_then(served: Registry) -> None:
 
 
 async def test_approval_applies_what_the_publish_asked_for(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, SEARCH_V1)
     # a breaking change with its decision: v1 retired when v2 lands, which is risky
     risky_v2 = copy.deepcopy(SEARCH_V2)
@@ -295,7 +296,7 @@ async def test_approval_applies_what_the_publish_asked_for(served: Registry) -> 
 
 
 async def test_a_version_that_lands_supersedes_older_pending_ones(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, ADD)
     assert (await _publish(served.client, ns, POISONED))[0] == 202
     status, landed = await _publish(served.client, ns, add("Adds two whole numbers."))
@@ -307,7 +308,7 @@ async def test_a_version_that_lands_supersedes_older_pending_ones(served: Regist
 
 
 async def test_a_held_version_is_refused_every_other_way_to_be_served(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, ADD)
     assert (await _publish(served.client, ns, POISONED))[0] == 202
     base = f"/v1/namespaces/{ns}/tools/add"
@@ -326,7 +327,7 @@ async def test_a_held_version_is_refused_every_other_way_to_be_served(served: Re
 
 
 async def test_check_and_diff_answer_the_risks(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, ADD)
     checked = await served.client.post(
         f"/v1/namespaces/{ns}/tools/add/check", json={"definition": POISONED}
@@ -350,7 +351,7 @@ async def test_check_and_diff_answer_the_risks(served: Registry) -> None:
 
 
 async def test_policy_review_fields_are_checked_and_shown(served: Registry) -> None:
-    ns = await _namespace(served)
+    ns = await namespace_with(served)
     answer = (await served.client.get(f"/v1/namespaces/{ns}/policy")).json()
     assert (answer["review"], answer["four_eyes"]) == ("off", False)
     bad = await served.client.put(f"/v1/namespaces/{ns}/policy", json={"review": "some"})
@@ -366,7 +367,7 @@ async def test_policy_review_fields_are_checked_and_shown(served: Registry) -> N
 
 
 async def test_apply_holds_a_risky_manifest_and_the_plan_says_so(served: Registry) -> None:
-    ns = await _namespace(served, review="risky")
+    ns = await namespace_with(served, review="risky")
     await _publish(served.client, ns, ADD)
     bundle = {"manifests": [{"namespace": ns, "tool": POISONED}]}
     planned = (await served.client.post("/v1/apply", params={"plan": "true"}, json=bundle)).json()
