@@ -309,19 +309,21 @@ def deprecate_decisions(state: ToolState, number: int, sunset: datetime | None) 
 def timeline_analysis(
     versions: Sequence[Version], converters: Sequence[Converter]
 ) -> tuple[dict[int, ChangeReport], dict[int, list[RouteStep]]]:
-    """The console's timeline: each version's report from the one before, and each
-    served version's route to current (as the toolset payload routes them)."""
+    """The console's timeline: each version's report from the one before (held versions
+    included), and each served version's route to current (as the toolset payload routes
+    them: through released versions only)."""
     reports: dict[int, ChangeReport] = {}
     for old, new in pairwise(versions):
         try:
             reports[new.version] = _FINDER.report(old, new)
         except ClassificationError:
             continue  # shown without a report; the diff page says why
-    served = [v for v in versions if v.state != "retired"]
+    released = [v for v in versions if v.state not in ("pending", "rejected")]
+    served = [v for v in released if v.served]
     routes = {}
     for version in served:
         route = _FINDER.route(
-            versions, converters, start=version.version, target=served[-1].version
+            released, converters, start=version.version, target=served[-1].version
         )
         if route is not None:
             routes[version.version] = route

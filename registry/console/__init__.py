@@ -5,12 +5,15 @@
 Pages (Jinja2 templates through Litestar's template support, `templates/`):
 namespaces, a namespace, a tool's timeline (kept live by htmx following the
 toolset's long-poll), a diff between two versions, digest lookup and listing
-verification, plan, and the audit log. The only script is htmx, vendored under
-`static/` with its licence and version; every asset is served from here, and
-the Content-Security-Policy lets a page reach nothing else.
+verification, plan, the audit log, and a namespace's reviews (`reviews`: the
+versions its review policy holds, and the forms that approve or reject them).
+The only script is htmx, vendored under `static/` with its licence and version;
+every asset is served from here, and the Content-Security-Policy lets a page
+reach nothing else.
 
-Authorization is the API's (`session`); the pages never write. The console's
-routes stay out of the API's OpenAPI document.
+Authorization is the API's (`session`); the only writes are the review decisions,
+through the API's own handlers, from forms bound to the session (CSRF). The
+console's routes stay out of the API's OpenAPI document.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
 from registry.api.problems import ApiError
-from registry.console import browse, forms, session
+from registry.console import browse, forms, reviews, session
 from registry.console.headers import CONTENT_SECURITY_POLICY, PAGE_HEADERS
-from registry.console.views import pretty
+from registry.console.views import evidence, line_key, pretty, shown
 
 __all__ = ["CONTENT_SECURITY_POLICY", "HTMX", "console_router", "template_config"]
 
@@ -55,7 +58,13 @@ def console_router() -> Router:
     )
     return Router(
         path=session.PREFIX,
-        route_handlers=[*session.HANDLERS, *browse.HANDLERS, *forms.HANDLERS, static],
+        route_handlers=[
+            *session.HANDLERS,
+            *reviews.HANDLERS,
+            *browse.HANDLERS,
+            *forms.HANDLERS,
+            static,
+        ],
         before_request=session.authenticate,
         exception_handlers={
             ApiError: session.on_api_error,
@@ -82,7 +91,15 @@ def _configure(engine: JinjaTemplateEngine) -> None:
     environment.trim_blocks = True
     environment.lstrip_blocks = True
     environment.filters.update(
-        {"when": _when, "pretty": pretty, "compact": _compact, "short": _short}
+        {
+            "when": _when,
+            "pretty": pretty,
+            "compact": _compact,
+            "short": _short,
+            "shown": shown,
+            "evidence": evidence,
+            "line_key": line_key,
+        }
     )
     environment.globals.update({"htmx": HTMX})
 

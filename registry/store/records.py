@@ -125,6 +125,11 @@ class Version(msgspec.Struct, frozen=True):
     created_at: datetime
     acceptances: list[Acceptance] = msgspec.field(default_factory=list)
 
+    @property
+    def served(self) -> bool:
+        """Released and not retired: active or deprecated (not pending, rejected, retired)."""
+        return self.state in ("active", "deprecated")
+
 
 class Converter(msgspec.Struct, frozen=True):
     namespace: str
