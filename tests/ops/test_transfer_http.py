@@ -133,9 +133,7 @@ async def test_a_round_trip_keeps_every_record_and_every_toolset(
     # the version held for review waits there as here, and is decided there
     docs = "/v1/namespaces/docs"
     waiting = (await target.client.get(f"{docs}/reviews")).json()["reviews"]
-    assert [(w["tool"], w["version"], w["state"]) for w in waiting] == [
-        ("notes.add", 4, "pending")
-    ]
+    assert [(w["tool"], w["version"], w["state"]) for w in waiting] == [("notes.add", 4, "pending")]
     assert (await target.client.put(f"{docs}/mode", json={"mode": None})).status_code == 200
     approved = await target.client.post(
         f"{docs}/tools/notes.add/versions/4/approve", json={"reason": "moved and reviewed"}
