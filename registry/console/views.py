@@ -106,6 +106,9 @@ class ToolRow(msgspec.Struct, frozen=True):
         return ", ".join(f"v{n}" for n in self.retired) or "none"
 
 
+_SERVED = ("active", "deprecated")
+
+
 def tool_rows(tools: Sequence[Any], states: Sequence[VersionState]) -> list[ToolRow]:
     """One row per tool of `GET .../tools` (`ToolEntry`s), with its served and retired
     versions from `states` (every version's effective state, by tool then number)."""
@@ -115,13 +118,15 @@ def tool_rows(tools: Sequence[Any], states: Sequence[VersionState]) -> list[Tool
     rows = []
     for entry in tools:
         versions = by_tool.get(entry.name, [])
+        # a tool none of whose versions is released yet reads as its newest held one
+        held = [v.state for v in versions if v.state in ("pending", "rejected")]
         rows.append(
             ToolRow(
                 name=entry.name,
                 current=entry.current_version,
-                state=entry.state,
+                state=entry.state or (held[-1] if held and len(held) == len(versions) else None),
                 digest=entry.digest,
-                served=[v.version for v in reversed(versions) if v.state != "retired"],
+                served=[v.version for v in reversed(versions) if v.state in _SERVED],
                 retired=[v.version for v in versions if v.state == "retired"],
             )
         )

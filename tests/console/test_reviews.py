@@ -118,7 +118,17 @@ async def test_four_eyes_in_the_console(served: Registry) -> None:
     both = await served.token("*:publish", "*:review")  # its namespace does not exist yet
     async with served.with_token(both) as publisher:
         ns = await _held_namespace(served, publisher, review="risky", four_eyes=True)
+        # a first version held: the tool is listed, pending, with no current version
+        first = {**HELD, "name": "sub"}
+        held = await publisher.post(
+            f"/v1/namespaces/{ns}/tools/sub/versions", json={"definition": first}
+        )
+        assert held.status_code == 202, held.text
     async with signed_in(served, both) as console:
+        listing = (await console.get(f"/ui/namespaces/{ns}")).text
+        row = re.search(r'<tr><td data-label="Tool"><a [^>]*>sub</a>.*?</tr>', listing)
+        assert row is not None and 'class="badge state-pending">pending<' in row.group(0)
+        assert '<td data-label="Current" class="num">none</td>' in row.group(0)
         page = await console.get(f"/ui/namespaces/{ns}/reviews")
         said = text_of(page.text)
         assert "You published this version: four eyes ask another token" in said
