@@ -181,6 +181,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     accept: list[AcceptRequest] = msgspec.field(default_factory=list)
     # the release's `serverInfo.version`, for `check`'s semver comparison (never sent)
     server_version: str | None = None
+    create_namespace: bool = False  # create the namespace if missing (never implicitly)
     digest: str
     text: str
 
@@ -239,6 +240,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
                 for alias in self.aliases
             ],
             accept=list(self.accept) if self.accept else msgspec.UNSET,
+            create_namespace=self.create_namespace,
             source=self.path,
         )
 
@@ -264,6 +266,7 @@ class PolicyManifest(msgspec.Struct, frozen=True, kw_only=True):
     namespace: str
     policy: NamespacePolicy
     text: str
+    create_namespace: bool = False  # create the namespace if missing (never implicitly)
 
     def position(
         self, pointer: str, *, key: bool = False, nearest: bool = False
@@ -273,7 +276,12 @@ class PolicyManifest(msgspec.Struct, frozen=True, kw_only=True):
 
     def to_body(self) -> PolicyBody:
         """The policy as `POST /v1/apply` takes it (`source` is the file's path)."""
-        return PolicyBody(namespace=self.namespace, policy=self.policy, source=self.path)
+        return PolicyBody(
+            namespace=self.namespace,
+            policy=self.policy,
+            create_namespace=self.create_namespace,
+            source=self.path,
+        )
 
 
 _TOOL_KEYS = ("tool", "retire", "require_idle", "deprecate", "converters", "aliases", "accept")
@@ -437,7 +445,13 @@ def _load_text(raw: bytes, name: str) -> Manifest | PolicyManifest:
         problems = check_policy(policy)
         if problems:
             raise _at(name, text, "/policy" + problems[0][0], problems[0][1])
-        return PolicyManifest(path=name, namespace=document["namespace"], policy=policy, text=text)
+        return PolicyManifest(
+            path=name,
+            namespace=document["namespace"],
+            policy=policy,
+            text=text,
+            create_namespace=bool(document.get("create_namespace", False)),
+        )
     tool: dict[str, Any] = document["tool"]
     try:
         validate_definition(tool)
@@ -492,6 +506,7 @@ def _load_text(raw: bytes, name: str) -> Manifest | PolicyManifest:
         aliases=aliases,
         accept=accept,
         server_version=document.get("server_version"),
+        create_namespace=bool(document.get("create_namespace", False)),
         digest=tool_digest,
         text=text,
     )

@@ -588,7 +588,7 @@ async def test_apply_plan_check_from_server_online(registry: Registry, tmp_path:
     stores its initialize result; a re-check is unchanged; a breaking change on the
     server fails check and plan and is refused by apply."""
     served = tools_file(tmp_path / "t.json", [tool("lookup"), tool("fetch")])
-    online = ["--url", registry.url, "--token", ADMIN_TOKEN]
+    online = ["--url", registry.url, "--token", ADMIN_TOKEN, "--create-namespace", "live"]
 
     def verb(name: str, *more: str) -> list[str]:
         return [

@@ -318,7 +318,7 @@ BAD: list[tuple[str, str, str, int | None, int | None, str | None, str]] = [
         "/retrie",
         "unknown field 'retrie'; did you mean 'retire'? "
         "(allowed: namespace, tool, retire, require_idle, deprecate, converters, aliases, "
-        "accept, server_version, policy)",
+        "accept, create_namespace, server_version, policy)",
     ),
     (
         "namespace-off-pattern",

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,7 +33,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError, Verb
 from registry.cli.pipeline import PIPELINE_VERBS
 from registry.compat import classify, suggested_converter
-from tests.api.conftest import ADMIN_TOKEN, Registry, free_port, serve
+from tests.api.conftest import ADMIN_TOKEN, TEST_NAMESPACES, Registry, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3, DB_QUERY_V4
 
 REPO = Path(__file__).resolve().parents[1]
@@ -150,9 +150,23 @@ tool:
 
 @pytest_asyncio.fixture
 async def registry(database_url: str) -> AsyncIterator[Registry]:
-    """tests/api/conftest.py's `registry` with no namespace yet (its fixtures are not
-    visible from tests/): `apply` with the admin token creates the ones it names."""
-    app = await serve(database_url, namespaces=())
+    """tests/api/conftest.py's `registry` (its fixtures are not visible from tests/):
+    the test namespaces exist, as an admin made them; `apply` creates one only when told
+    (`--create-namespace`, a manifest's `create_namespace`)."""
+    async with _served(database_url, namespaces=TEST_NAMESPACES) as served:
+        yield served
+
+
+@pytest_asyncio.fixture
+async def bare_registry(database_url: str) -> AsyncIterator[Registry]:
+    """`registry` with no namespace yet."""
+    async with _served(database_url, namespaces=()) as served:
+        yield served
+
+
+@asynccontextmanager
+async def _served(database_url: str, namespaces: tuple[str, ...]) -> AsyncIterator[Registry]:
+    app = await serve(database_url, namespaces=namespaces)
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     client = httpx.AsyncClient(base_url=app.url, timeout=30, headers=headers)
     try:
@@ -306,11 +320,12 @@ async def seed_v3(registry: Registry, tools: Path) -> Path:
 
 
 async def test_plan_create_then_unchanged_then_new_version(
-    registry: Registry, tmp_path: Path
+    bare_registry: Registry, tmp_path: Path
 ) -> None:
+    registry = bare_registry
     tools = tmp_path / "tools"
-    write(tools, "billing/db.query.yaml", DB_V1)
-    write(tools, "search/search.yaml", SEARCH_V1)
+    write(tools, "billing/db.query.yaml", "create_namespace: true\n" + DB_V1)
+    write(tools, "search/search.yaml", "create_namespace: true\n" + SEARCH_V1)
 
     planned = await run("plan", str(tools), *online(registry), "--format", "json")
     assert planned.code == EXIT_OK, planned
@@ -343,11 +358,18 @@ async def test_plan_create_then_unchanged_then_new_version(
     assert await versions(registry, "search", "search") == [(1, "active")]
 
 
-async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path) -> None:
+async def test_apply_then_reapply_is_a_no_op(bare_registry: Registry, tmp_path: Path) -> None:
+    registry = bare_registry
     tools = tmp_path / "tools"
     write(tools, "billing/db.query.yaml", DB_V1)
     write(tools, "search/search.yaml", SEARCH_V1)
-    first = await run("apply", str(tools), *online(registry), tty=True)
+    mistyped = await run("plan", str(tools), *online(registry), "--create-namespace", "serach")
+    one_line(mistyped, f"{registry.url}/v1/apply?plan=true answered 422 (request-invalid)")
+    assert "create_namespaces names 'serach', which no manifest of the bundle names" in (
+        mistyped.err
+    )
+    create = ["--create-namespace", "billing", "--create-namespace", "search"]
+    first = await run("apply", str(tools), *online(registry), *create, tty=True)
     assert first.code == EXIT_OK, first
     assert first.out.startswith("namespace billing: create\nnamespace search: create\n")
     assert first.out.rstrip().endswith(
@@ -361,7 +383,7 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     ]
 
     events = await audit_count(registry)
-    second = await run("apply", str(tools), *online(registry), "--format", "json")
+    second = await run("apply", str(tools), *online(registry), *create, "--format", "json")
     assert second.code == EXIT_OK, second
     assert second.json["applied"] is True
     assert [t["action"] for t in second.json["tools"]] == ["unchanged", "unchanged"]
@@ -373,7 +395,26 @@ async def test_apply_then_reapply_is_a_no_op(registry: Registry, tmp_path: Path)
     assert second.err == "", "no progress lines when stderr is not a terminal"
 
 
-async def test_a_namespace_to_create_needs_admin(registry: Registry, tmp_path: Path) -> None:
+async def test_a_mistyped_namespace_is_refused_at_its_line(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """`serach` for `search`, under an admin token: nothing is created, the line of the
+    manifest is named, with the namespace it is likely a typo of (issue 27)."""
+    tools = tmp_path / "tools"
+    text = SEARCH_V1.replace("namespace: search", "namespace: serach")
+    path = write(tools, "search/search.yaml", text)
+    line, column = position(text, "namespace: serach", "serach")
+    for verb in ("check", "plan", "apply"):
+        result = await run(verb, str(tools), *online(registry))
+        one_line(result, f"{registry.url}/v1/apply")
+        assert f"answered 404 (namespace-not-found): {path}:{line}:{column}: " in result.err
+        assert "namespace 'serach' does not exist (did you mean 'search'?)" in result.err
+    listed = (await registry.client.get("/v1/namespaces")).json()["namespaces"]
+    assert "serach" not in [n["name"] for n in listed]
+
+
+async def test_a_namespace_to_create_needs_admin(bare_registry: Registry, tmp_path: Path) -> None:
+    registry = bare_registry
     tools = tmp_path / "tools"
     write(tools, "billing/db.query.yaml", DB_V1)
     import asyncpg
@@ -391,7 +432,7 @@ async def test_a_namespace_to_create_needs_admin(registry: Registry, tmp_path: P
         )
     finally:
         await conn.close()
-    as_ci = ["--url", registry.url, "--token", "ci-secret"]
+    as_ci = ["--url", registry.url, "--token", "ci-secret", "--create-namespace", "billing"]
     plan = await run("plan", str(tools), *as_ci)
     assert plan.code == EXIT_BREAKING, plan
     assert plan.out.startswith("namespace billing: create (refused: needs billing:admin)\n")
@@ -457,7 +498,7 @@ async def test_one_breaking_manifest_among_five_applies_nothing(
     assert [t["accepted"] for t in planned.json["tools"]] == [False, True, True, True, True]
     applied = await run("apply", str(tools), *online(registry))
     assert applied.code == EXIT_BREAKING, applied
-    assert (await registry.client.get("/v1/namespaces/docs/tools")).status_code == 404
+    assert (await registry.client.get("/v1/namespaces/docs/tools")).json()["tools"] == []
     assert await versions(registry, "billing", "db.query") == [(1, "active")]
 
 
@@ -479,7 +520,7 @@ async def test_a_refused_lifecycle_intent_names_its_manifest_line(
             result.err
         )
         assert "retire: version 9 of db.query does not exist" in result.err
-    assert (await registry.client.get("/v1/namespaces/docs/tools")).status_code == 404
+    assert (await registry.client.get("/v1/namespaces/docs/tools")).json()["tools"] == []
     assert await versions(registry, "billing", "db.query") == [(1, "active")]
 
 

@@ -66,7 +66,8 @@ async def released(registry: Registry, tmp_path: Path) -> Path:
     write(tools, "add.yaml", manifest("add", "Adds two numbers."))
     write(tools, "echo.yaml", ECHO)
     write(tools, "print.yaml", manifest("print", "Prints two numbers."))
-    assert (await run("apply", str(tools), *online(registry))).code == EXIT_OK
+    created = await run("apply", str(tools), *online(registry), "--create-namespace", "everything")
+    assert created.code == EXIT_OK, created
     report = {
         "server": "everything-1",
         "toolset": "sha256:" + "0" * 64,
@@ -189,6 +190,7 @@ async def test_a_namespace_the_registry_does_not_have_loses_nothing(
 ) -> None:
     tools = tmp_path / "tools"
     write(tools, "get-sum.yaml", manifest("get-sum"))
-    result = await run(verb, str(tools), *online(registry), "--format", "json")
+    create = ["--create-namespace", "everything"]
+    result = await run(verb, str(tools), *online(registry), *create, "--format", "json")
     assert result.code == EXIT_OK, result
     assert result.json["removed"] == []

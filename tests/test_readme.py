@@ -63,7 +63,7 @@ def test_the_readme_has_transcripts_of_every_story() -> None:
         "suggested_ops",
         "registry sync billing",
         "examples/call_tool.py",
-        "registry apply examples/manifests",
+        "registry apply --create-namespace search examples/manifests",
         "registry check tools",
         "registry apply tools",
     ]

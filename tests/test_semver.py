@@ -81,6 +81,8 @@ def _verb(name: str, registry: Registry, served: Path, version: str, *more: str)
         registry.url,
         "--token",
         ADMIN_TOKEN,
+        "--create-namespace",
+        "live",
         *more,
         "--",
         *listing(served, "--version", version),
@@ -135,7 +137,9 @@ async def test_check_of_a_directory_reads_its_captured_version_or_server_version
         capture(directory, "--", *listing(served, "--version", "3.1.0"), namespace="live").code == 0
     )
     online = ["--url", registry.url, "--token", ADMIN_TOKEN]
-    applied = await registry_cli_async("apply", str(directory), *online)
+    applied = await registry_cli_async(
+        "apply", str(directory), *online, "--create-namespace", "live"
+    )
     assert applied.code == 0, applied
     assert "capabilities of live" in applied.err  # its initialize.json, stored
     tools_file(served, [tool("lookup", q={"type": "string"}, limit={"type": "integer"})])

@@ -51,6 +51,7 @@ from registry.api.deadlines import body_deadline
 from registry.api.limits import LimitLog, Limits, raise_fd_limit
 from registry.api.metrics import Metrics
 from registry.api.observe import Observed
+from registry.api.own_writes import own_writes
 from registry.api.params import exact_names
 from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
@@ -115,7 +116,9 @@ def _on_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> R
     elif isinstance(exc, ValidationException):
         extra = exc.extra if isinstance(exc.extra, list) else []
         body = [e for e in extra if isinstance(e, dict) and e.get("source") == "body"]
-        if body:
+        if body == [_NO_BODY]:  # Litestar's words for a body of zero bytes: a KeyError
+            error = ApiError("invalid-json", "the body is empty: send a JSON object")
+        elif body:
             messages = "; ".join(_field_message(e) for e in body)
             error = ApiError("invalid-body", messages, errors=body)
         else:
@@ -140,6 +143,7 @@ def _field_message(entry: dict[str, Any]) -> str:
     return f"{key}: {message}" if key and key != "data" else str(message)
 
 
+_NO_BODY: Final = {"message": "'data'", "key": "data", "source": "body"}
 _VERSION_BOUNDS: Final = {"Expected `int` >= 1", f"Expected `int` <= {MAX_VERSION}"}
 
 
@@ -345,11 +349,12 @@ def create_app(
         },
         request_max_body_size=settings.max_body_bytes,
         middleware=[
+            own_writes(toolsets.cache),
             body_deadline(
                 seconds=settings.body_read_timeout,
                 metrics=metrics,
                 drain_bytes=settings.max_body_bytes,
-            )
+            ),
         ],
         openapi_config=OpenAPIConfig(
             title="MCP tool registry",

@@ -7,6 +7,7 @@ bundle's publishes; setting a policy needs admin on its namespace.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import msgspec
@@ -25,6 +26,7 @@ from registry.api.problems import (
     SERVER_PROBLEMS,
     WRITE_PROBLEMS,
     ApiError,
+    namespace_not_found,
     problem_responses,
 )
 from registry.api.services import Services, principal, request_id, services
@@ -116,16 +118,30 @@ async def _policy_steps(db: Db, bodies: list[PolicyBody], who: Principal) -> lis
     return steps
 
 
-async def _namespace_steps(db: Db, names: set[str], who: Principal) -> list[NamespacePlan]:
-    """One step per namespace the bundle names, in name order: those missing are
-    created by the apply, which needs admin on each."""
+async def _namespace_steps(
+    db: Db, data: ApplyRequest, names: set[str], who: Principal
+) -> list[NamespacePlan]:
+    """One step per namespace the bundle names, in name order. One that is missing is
+    created by the apply (which needs admin on it) only when the bundle says so
+    (`create_namespaces`, or a manifest's `create_namespace`); otherwise the bundle is
+    refused with the 404 an HTTP publish gets, so a mistyped namespace is never made."""
+    bodies: list[ManifestBody | PolicyBody] = [*data.manifests, *(data.policies or [])]
+    explicit = set(data.create_namespaces) | {b.namespace for b in bodies if b.create_namespace}
     steps = []
     for name in sorted(names):
         if await repository.get_namespace(db, name) is not None:
             steps.append(NamespacePlan(name=name, action="unchanged"))
-        else:
+        elif name in explicit:
             steps.append(
                 NamespacePlan(name=name, action="create", allowed=who.allows(name, "admin"))
+            )
+        else:
+            readable = [
+                n.name for n in await repository.list_namespaces(db) if who.allows(n.name, "read")
+            ]
+            near = difflib.get_close_matches(name, readable, n=1)
+            raise namespace_not_found(
+                name, near=near[0] if near else None, pointer=_where(data, name)
             )
     return steps
 
@@ -135,6 +151,28 @@ def _other_tools(state: ToolState, bodies: list[ManifestBody]) -> list[str]:
     of `tool-reference-added` looks for)."""
     bundled = {b.tool["name"] for b in bodies if b.namespace == state.namespace}
     return sorted({*state.other_tools, *bundled} - {state.tool})
+
+
+def _where(data: ApplyRequest, namespace: str) -> str:
+    """The pointer of the first manifest of the bundle naming `namespace`."""
+    for index, body in enumerate(data.manifests):
+        if body.namespace == namespace:
+            return f"/manifests/{index}/namespace"
+    for index, policy in enumerate(data.policies or []):
+        if policy.namespace == namespace:
+            return f"/policies/{index}/namespace"
+    return "/manifests"
+
+
+def _check_creations(data: ApplyRequest, names: set[str]) -> None:
+    """422 for a `create_namespaces` entry no manifest of the bundle names."""
+    for index, name in enumerate(data.create_namespaces):
+        if name not in names:
+            raise ApiError(
+                "request-invalid",
+                f"create_namespaces names {name!r}, which no manifest of the bundle names",
+                pointer=f"/create_namespaces/{index}",
+            )
 
 
 async def _plans(
@@ -232,6 +270,7 @@ async def _execute(
         "invalid-definition",
         "breaking-change",
         "conflict",
+        "namespace-not-found",
         "version-not-found",
         "converter-invalid",
         "converter-unverified",
@@ -272,8 +311,9 @@ async def apply(
             )
         seen[key] = index
     _check_policies(policy_bodies)
+    _check_creations(data, names)
     if plan:
-        namespaces = await _namespace_steps(svc.database, names, who)
+        namespaces = await _namespace_steps(svc.database, data, names, who)
         policies = await _policy_steps(svc.database, policy_bodies, who)
         plans = await _plans(request, svc, svc.database, data.manifests, digests, policy_bodies)
         return PlanAnswer(
@@ -287,7 +327,7 @@ async def apply(
         )
     try:
         async with transaction(svc.database) as conn:
-            namespaces = await _namespace_steps(conn, names, who)
+            namespaces = await _namespace_steps(conn, data, names, who)
             policies = await _policy_steps(conn, policy_bodies, who)
             refused_policies = [p.namespace for p in policies if not p.allowed]
             if refused_policies:

@@ -170,9 +170,13 @@ class Budget:
         limit: str,
         maximum: int,
     ) -> None:
-        """`semaphore` acquired before the request's budget ends; else 503 `analysis-busy`."""
+        """`semaphore` acquired before the request's budget ends; else 503 `analysis-busy`
+        (422 `analysis-over-budget` when earlier calls of the request spent it all)."""
+        remaining = self.remaining(request)
+        if remaining <= 0:
+            raise self._over_budget()
         try:
-            await asyncio.wait_for(semaphore.acquire(), max(self.remaining(request), 0.0))
+            await asyncio.wait_for(semaphore.acquire(), remaining)
         except TimeoutError:
             self._limits.reached(limit, maximum)
             raise ApiError(
@@ -196,7 +200,6 @@ class Budget:
             try:
                 return await asyncio.wrap_future(future)
             except (FutureTimeout, TimeoutError):
-                self._metrics.analysis_over_budget.inc()
                 raise self._over_budget() from None
             except asyncio.CancelledError:
                 future.cancel()  # a running pebble task: its worker is killed and replaced
@@ -215,6 +218,7 @@ class Budget:
             free.release()
 
     def _over_budget(self) -> ApiError:
+        self._metrics.analysis_over_budget.inc()
         return ApiError(
             "analysis-over-budget",
             f"the analysis did not finish within the budget of {self.seconds:g} s "

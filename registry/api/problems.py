@@ -155,14 +155,20 @@ def _rebuilt(
     return ApiError(code, detail, pointer=pointer, headers=headers, **extensions)
 
 
-def namespace_not_found(ns: str) -> ApiError:
-    """404 for a namespace that does not exist, saying how one is created."""
+def namespace_not_found(
+    ns: str, *, near: str | None = None, pointer: str | None = None
+) -> ApiError:
+    """404 for a namespace that does not exist, saying how one is created (and, with
+    `near`, the existing namespace the name is likely a typo of)."""
+    hint = f" (did you mean {near!r}?)" if near else ""
     return ApiError(
         "namespace-not-found",
-        f"namespace {ns!r} does not exist; namespaces are created explicitly: "
-        f"PUT /v1/namespaces/{ns} with a token holding {ns}:admin, or `registry apply` "
-        "of a manifest naming it with such a token",
+        f"namespace {ns!r} does not exist{hint}; namespaces are created explicitly: "
+        f"PUT /v1/namespaces/{ns} with a token holding {ns}:admin, or `registry apply "
+        f"--create-namespace {ns}` (or `create_namespace: true` in its manifest) with such "
+        "a token",
         namespace=ns,
+        pointer=pointer,
     )
 
 

@@ -160,6 +160,15 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {_DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--create-namespace",
+        metavar="NS",
+        action="append",
+        default=[],
+        help="create namespace NS if it does not exist (needs NS:admin; repeatable), as "
+        "`create_namespace: true` in a manifest does; without either, a namespace that "
+        "does not exist is refused (namespace-not-found), so a typo is never created",
+    )
+    parser.add_argument(
         "--retire-removed",
         action="store_true",
         help="retire, in the same bundle, every served version of each tool the namespace "
@@ -253,7 +262,9 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             if applying and err.isatty():
                 noun = "manifest" if len(bundle) == 1 else "manifests"
                 print(f"{PROG}: applying {len(bundle)} {noun} to {url} ...", file=err)
-            answer, refusal = client.apply(bundle, policies, plan=not applying)
+            answer, refusal = client.apply(
+                bundle, policies, plan=not applying, create=args.create_namespace
+            )
     except Failed as failed:
         for line in failed.lines:
             print(f"{PROG}: {line}", file=err)
@@ -504,7 +515,12 @@ class _Client:
         self.timeout = timeout
 
     def apply(
-        self, manifests: Sequence[Manifest], policies: Sequence[PolicyManifest], *, plan: bool
+        self,
+        manifests: Sequence[Manifest],
+        policies: Sequence[PolicyManifest],
+        *,
+        plan: bool,
+        create: Sequence[str] = (),
     ) -> tuple[PlanAnswer, str | None]:
         """The plan (or the applied plan); a 409 refusal answers its plan and a line
         saying why. Any other failure raises `Failed` (exit 2)."""
@@ -515,6 +531,7 @@ class _Client:
         bundle = ApplyRequest(
             manifests=[m.to_body() for m in manifests],
             policies=[p.to_body() for p in policies] if policies else msgspec.UNSET,
+            create_namespaces=list(dict.fromkeys(create)),
         )
         body = msgspec.json.encode(bundle)
         headers["Content-Type"] = "application/json"

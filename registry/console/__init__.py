@@ -30,6 +30,7 @@ from litestar.exceptions import HTTPException
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
+from markupsafe import Markup, escape
 
 from registry.api.problems import ApiError
 from registry.console import browse, forms, reviews, session
@@ -99,6 +100,7 @@ def _configure(engine: JinjaTemplateEngine) -> None:
             "shown": shown,
             "evidence": evidence,
             "line_key": line_key,
+            "breakable": _breakable,
         }
     )
     environment.globals.update({"htmx": HTMX})
@@ -115,6 +117,12 @@ def _when(moment: datetime | str | None) -> str:
             return moment
         moment = parsed
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _breakable(path: str | None) -> Markup:
+    """A JSON Pointer that wraps after its slashes rather than inside a name (with
+    `code.path`'s CSS, a name longer than the line is the only thing broken)."""
+    return Markup("/<wbr>").join(escape(part) for part in (path or "").split("/"))
 
 
 def _compact(value: Any) -> str:

@@ -134,6 +134,8 @@ async def decide(
             raise
         refused = exc
     else:
+        # answered 303, which registry.api.own_writes does not count: marked here
+        services(request).cache.invalidate_tool(ns, tool)
         query = f"?decided={answer.decision}&tool={tool}&version={n}"
         return Redirect(f"/ui/namespaces/{ns}/reviews{query}", status_code=303)
     problem = {

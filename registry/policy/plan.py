@@ -92,6 +92,7 @@ class ManifestBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     converters: list[ConverterRequest] = msgspec.field(default_factory=list)
     aliases: list[AliasIntent] = msgspec.field(default_factory=list)
     accept: list[AcceptRequest] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
+    create_namespace: bool = False  # create the namespace when missing (never implicitly)
     source: str | None = None  # the manifest's file, echoed in the plan
     schema_: str | None = msgspec.field(default=None, name="$schema")
 
@@ -111,13 +112,19 @@ class PolicyBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     namespace: str
     policy: NamespacePolicy
+    create_namespace: bool = False  # create the namespace when missing (never implicitly)
     source: str | None = None
     schema_: str | None = msgspec.field(default=None, name="$schema")
 
 
 class ApplyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`POST /v1/apply`'s body. A namespace of the bundle that does not exist is created
+    only when named in `create_namespaces` or by a manifest's `create_namespace`;
+    otherwise the bundle is refused with `namespace-not-found` (a typo is never created)."""
+
     manifests: list[ManifestBody]
     policies: list[PolicyBody] | msgspec.UnsetType = msgspec.UNSET  # UNSET: as before
+    create_namespaces: list[str] = msgspec.field(default_factory=list)
 
 
 class LifecycleChange(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

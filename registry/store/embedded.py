@@ -202,11 +202,7 @@ class EmbeddedPostgres:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(postmaster, signal.SIGQUIT)
                     _wait_gone([postmaster], 10.0)
-                    leftovers = [p for p in _postgres_pids() if self._is_our_postgres(p)]
-                    for pid in leftovers:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, signal.SIGKILL)
-                    _wait_gone(leftovers, 10.0)
+                    self._kill_leftovers()
         finally:
             self._port = None
             self._password = None
@@ -376,14 +372,18 @@ class EmbeddedPostgres:
             with contextlib.suppress(EmbeddedPostgresError):
                 self._pg_ctl(["stop", "-m", "fast", "-w", "-t", "30"], timeout=60)
             _wait_gone([postmaster], 10.0)
+        self._kill_leftovers()
+        if pid_file.exists():
+            _log.warning("removing stale %s", pid_file)
+            pid_file.unlink()
+
+    def _kill_leftovers(self) -> None:
+        """SIGKILL whatever postgres process still works in this cluster, and wait."""
         leftovers = [p for p in _postgres_pids() if self._is_our_postgres(p)]
         for pid in leftovers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         _wait_gone(leftovers, 10.0)
-        if pid_file.exists():
-            _log.warning("removing stale %s", pid_file)
-            pid_file.unlink()
 
     def _is_our_postgres(self, pid: int) -> bool:
         # Every postgres process chdirs into its data directory: the cwd tells

@@ -24,12 +24,46 @@ async def _apply(registry: Registry, bundle: dict[str, Any], *, plan: bool = Fal
     return await registry.client.post("/v1/apply", json=bundle, params=params)
 
 
+async def test_a_namespace_is_created_only_when_the_bundle_says_so(registry: Registry) -> None:
+    """A mistyped namespace (`serach`) is refused as an HTTP publish is, naming the
+    namespace it is likely a typo of and where it is written; nothing is created."""
+    await registry.client.put("/v1/namespaces/search")
+    typo = _bundle(
+        {"namespace": "search", "tool": SEARCH_V1}, {"namespace": "serach", "tool": DB_QUERY_V3}
+    )
+    versions = "/v1/namespaces/search/tools/search/versions"
+    before = (await registry.client.get(versions)).status_code
+    for plan in (True, False):
+        answer = await _apply(registry, typo, plan=plan)
+        assert answer.status_code == 404, answer.text
+        problem = answer.json()
+        assert problem["type"].endswith("/namespace-not-found") and problem["namespace"] == "serach"
+        assert problem["pointer"] == "/manifests/1/namespace"
+        assert "did you mean 'search'?" in problem["detail"]
+        assert "--create-namespace serach" in problem["detail"]
+    names = [n["name"] for n in (await registry.client.get("/v1/namespaces")).json()["namespaces"]]
+    assert "serach" not in names
+    assert before == 404 == (await registry.client.get(versions)).status_code, "none applied"
+
+    stray = typo | {"create_namespaces": ["serach", "nowhere"]}
+    answer = await _apply(registry, stray, plan=True)
+    assert answer.status_code == 422 and answer.json()["pointer"] == "/create_namespaces/1"
+
+    # a reader of no namespace near the typo is told nothing about other namespaces
+    reader = await registry.token("serach:publish")
+    async with registry.with_token(reader) as client:
+        answer = await client.post("/v1/apply", json=_bundle(typo["manifests"][1]))
+        assert answer.status_code == 404 and "did you mean" not in answer.json()["detail"]
+
+
 async def test_plan_then_apply_then_reapply_is_a_no_op(bare_registry: Registry) -> None:
     registry = bare_registry
+    # the namespaces are created because the bundle says so: the command's list, or a
+    # manifest's own create_namespace
     first = _bundle(
         {"namespace": "billing", "tool": DB_QUERY_V3, "source": "tools/billing/db.query.yaml"},
-        {"namespace": "docs", "tool": SEARCH_V1},
-    )
+        {"namespace": "docs", "tool": SEARCH_V1, "create_namespace": True},
+    ) | {"create_namespaces": ["billing"]}
     planned = await _apply(registry, first, plan=True)
     assert planned.status_code == 200, planned.text
     assert planned.json()["namespaces"] == [
@@ -83,12 +117,11 @@ async def test_plan_then_apply_then_reapply_is_a_no_op(bare_registry: Registry) 
 
 async def test_a_refused_manifest_applies_nothing(bare_registry: Registry) -> None:
     registry = bare_registry
-    assert (
-        await _apply(registry, _bundle({"namespace": "billing", "tool": DB_QUERY_V3}))
-    ).is_success
+    first = _bundle({"namespace": "billing", "tool": DB_QUERY_V3, "create_namespace": True})
+    assert (await _apply(registry, first)).is_success
     wider = copy.deepcopy(SEARCH_V1)
     bundle = _bundle(
-        {"namespace": "docs", "tool": wider},
+        {"namespace": "docs", "tool": wider, "create_namespace": True},
         {"namespace": "billing", "tool": DB_QUERY_V4},  # breaking, no decision
     )
     plan = (await _apply(registry, bundle, plan=True)).json()
@@ -142,7 +175,9 @@ async def test_creating_a_namespace_needs_admin_on_it(bare_registry: Registry) -
     """A token that may publish to `billing` but not administer it sees the creation
     as a refused step of the plan; the apply is refused and creates nothing."""
     registry = bare_registry
-    bundle = _bundle({"namespace": "billing", "tool": DB_QUERY_V3})
+    bundle = _bundle({"namespace": "billing", "tool": DB_QUERY_V3}) | {
+        "create_namespaces": ["billing"]
+    }
     async with registry.with_token(await registry.token("billing:publish")) as ci:
         plan = await ci.post("/v1/apply", params={"plan": "true"}, json=bundle)
         assert plan.status_code == 200, plan.text

@@ -29,6 +29,31 @@
     }
     return [255, 255, 255];
   };
+  // A path (code.path) that wraps must wrap right after a slash, never inside a name
+  // (unless one name is wider than its box, which nothing can help).
+  for (const el of document.querySelectorAll("code.path")) {
+    const box = el.getBoundingClientRect();
+    let last = null;
+    let previous = "";
+    for (const node of [...el.childNodes].filter((n) => n.nodeType === 3)) {
+      for (let i = 0; i < node.textContent.length; i += 1) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect) continue;
+        const char = node.textContent[i];
+        if (last && rect.top > last.top + last.height / 2 && previous !== "/") {
+          const widest = Math.max(...el.textContent.split("/").map((n) => n.length));
+          if (widest * rect.width < box.width) {
+            problems.push(`path "${el.textContent}" broken inside a name, before "${char}"`);
+          }
+        }
+        last = rect;
+        previous = char;
+      }
+    }
+  }
   let checked = 0;
   for (const el of document.querySelectorAll("body *")) {
     const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());

@@ -234,7 +234,9 @@ async def test_the_page_audit_finds_what_it_looks_for(browser: Any) -> None:
     watched = await open_page(browser)
     await watched.page.set_content(
         "<html><body><h1>One</h1><h1>Two</h1><input id='q'>"
-        "<p style='color:#aaaaaa'>pale text</p></body></html>"
+        "<p style='color:#aaaaaa'>pale text</p>"
+        "<p style='width:14ch'><code class='path' style='overflow-wrap:anywhere'>"
+        "/inputSchema/properties</code></p></body></html>"
     )
     problems = await watched.page.evaluate(AUDIT_PAGE_JS)
     assert "no lang on <html>" in problems
@@ -242,4 +244,5 @@ async def test_the_page_audit_finds_what_it_looks_for(browser: Any) -> None:
     assert "no <main> landmark" in problems
     assert "unlabelled control q" in problems
     assert any(p.startswith('contrast 2.32 for "pale text"') for p in problems), problems
+    assert any(p.startswith('path "/inputSchema/properties" broken inside') for p in problems)
     await watched.page.context.close()

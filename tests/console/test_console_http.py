@@ -44,8 +44,10 @@ class signed_in:
 
 
 def text_of(page: str) -> str:
-    """What a page says, tags dropped, entities decoded, white space collapsed."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+    """What a page says, tags dropped (a line-break hint, <wbr>, adds no space),
+    entities decoded, white space collapsed."""
+    words = re.sub(r"<[^>]+>", " ", page.replace("<wbr>", ""))
+    return re.sub(r"\s+", " ", html.unescape(words))
 
 
 def test_the_console_is_not_in_the_api_spec() -> None:
@@ -278,7 +280,9 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
         "db.query.yaml": "namespace: billing\ntool:\n"
         + "".join(f"  {line}\n" for line in json.dumps(DB_QUERY_V4, indent=2).splitlines()),
         "search.json": json.dumps({"namespace": "billing", "tool": SEARCH_V1}),
-        "fresh.json": json.dumps({"namespace": "fresh", "tool": SEARCH_V1}),
+        "fresh.json": json.dumps(
+            {"namespace": "fresh", "tool": SEARCH_V1, "create_namespace": True}
+        ),
     }
     before = (await registry.client.get("/v1/audit", params={"limit": 1000})).json()["events"]
     async with signed_in(registry, ADMIN_TOKEN) as console:
@@ -300,7 +304,7 @@ async def test_plan_shows_the_plan_the_pipeline_sees_and_writes_nothing(
             "manifests": [
                 {"namespace": "billing", "tool": DB_QUERY_V4},
                 {"namespace": "billing", "tool": SEARCH_V1},
-                {"namespace": "fresh", "tool": SEARCH_V1},
+                {"namespace": "fresh", "tool": SEARCH_V1, "create_namespace": True},
             ]
         },
     )
