@@ -19,7 +19,8 @@ server_version: 1.5.0     # the release's serverInfo.version (check compares its
 ```
 
 A namespace policy manifest (`PolicyManifest`) has `policy` instead of `tool`
-and nothing else about a tool: `{namespace, policy: {gating, reason, relax}}`
+and nothing else about a tool: `{namespace, policy: {gating, reason, relax, review,
+four_eyes}}`
 (`registry.policy.acceptance.NamespacePolicy`). `collect_bundle` reads both
 kinds; `collect_directory` / `collect_sources` / `load_directory` read tool
 manifests and refuse a policy file, naming it (only plan, apply and check take

@@ -30,7 +30,7 @@ import pytest_asyncio
 import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 
-from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError
+from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError, Verb
 from registry.cli.pipeline import PIPELINE_VERBS
 from registry.compat import classify, suggested_converter
 from tests.api.conftest import ADMIN_TOKEN, TEST_NAMESPACES, Registry, free_port, serve
@@ -213,23 +213,28 @@ class Result:
         return json.loads(self.out)
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The pipeline verbs under a parser built the way registry.cli builds its own."""
+def _parser(verbs: list[Verb]) -> argparse.ArgumentParser:
+    """The verbs under a parser built the way registry.cli builds its own."""
     parser = argparse.ArgumentParser(prog="registry")
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb in PIPELINE_VERBS:
+    for verb in verbs:
         subparser = subparsers.add_parser(verb.name, help=verb.summary)
         verb.add_arguments(subparser)
         subparser.set_defaults(run=verb.run)
     return parser
 
 
-async def run(*argv: str, tty: bool = False) -> Result:
+async def run(*argv: str, tty: bool = False, verbs: list[Verb] = PIPELINE_VERBS) -> Result:
+    """A verb (the pipeline's, unless `verbs` says) in a thread of this process, its
+    output captured."""
     out, err = _ThreadStream(sys.stdout, False), _ThreadStream(sys.stderr, tty)
 
     def call() -> int:
         out.owner = err.owner = threading.get_ident()
-        args = _parser().parse_args(list(argv))
+        try:
+            args = _parser(verbs).parse_args(list(argv))
+        except SystemExit as exit_:  # a usage error, as registry.cli.main answers it
+            return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
         try:
             return int(args.run(args))
         except InputError as error:  # as registry.cli.main reports it

@@ -11,6 +11,7 @@ says which module holds which verb, so that a run imports only its own):
     service.py    serve, migrate, token             ([server] extra, imported inside)
     client.py     sync, capabilities, namespace     (base install)
     usage.py      usage                             (base install)
+    review.py     review list|show|approve|reject   (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
     lint.py       lint (registry/lint/: rules and mcp-registry.yaml) (base install)
     capture.py    capture                           ([mcp] extra, imported in live.py)
@@ -49,6 +50,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "service": ("serve", "migrate", "token"),
     "client": ("sync", "capabilities", "namespace"),
     "lifecycle": ("history", "show", "deprecate", "retire", "alias", "converter"),
+    "review": ("review",),
     "usage": ("usage",),
     "pipeline": ("plan", "apply", "check"),
     "lint": ("lint",),
