@@ -1,6 +1,7 @@
 """A stdio MCP server's process, and its pipes as the official `ClientSession`'s streams.
 
     server = await StdioServer.spawn(["python", "server.py"], errlog)  # OSError, ValueError
+    server = await StdioServer.spawn(command, errlog, stdout=fd)  # its stdout: a pipe of yours
     async with server:                         # leaving: the server stopped, never left behind
         ...                                    # import the mcp SDK while the server boots
         async with server.session_streams() as (read, write):
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
@@ -51,10 +53,19 @@ class StdioServer:
         self._stdin_closed_at: float | None = None
 
     @classmethod
-    async def spawn(cls, command: Sequence[str], errlog: TextIO) -> StdioServer:
+    async def spawn(
+        cls, command: Sequence[str], errlog: TextIO, *, stdout: int | None = None
+    ) -> StdioServer:
         """Start the server; raises OSError (or ValueError) when it cannot be started.
-        Enter the result at once (no await in between) so that it is always stopped."""
-        process = await anyio.open_process(list(command), stderr=errlog, start_new_session=True)
+        Enter the result at once (no await in between) so that it is always stopped.
+        `stdout`: the write end of a pipe the caller reads (and drains until the server
+        is stopped), instead of a stream here (`session_streams` needs the latter)."""
+        process = await anyio.open_process(
+            list(command),
+            stdout=subprocess.PIPE if stdout is None else stdout,
+            stderr=errlog,
+            start_new_session=True,
+        )
         return cls(process)
 
     async def __aenter__(self) -> StdioServer:
@@ -159,8 +170,10 @@ class StdioServer:
 
 
 async def _drain(process: Process) -> None:
-    """Read and drop what the server still writes on stdout, until it closes."""
-    assert process.stdout is not None
+    """Read and drop what the server still writes on stdout, until it closes (the
+    caller's own pipe: the caller drains it)."""
+    if process.stdout is None:
+        return
     with suppress(
         anyio.EndOfStream,
         anyio.ClosedResourceError,
