@@ -41,9 +41,10 @@ import os
 import signal
 import sys
 import threading
+from asyncio.streams import FlowControlMixin
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import anyio
 import msgspec
@@ -118,15 +119,6 @@ def _plain(block: bytes) -> bool:
     return not any(marker in block for marker in _GATED_MARKERS)
 
 
-def _asyncio_writer(stream: Any) -> asyncio.StreamWriter:
-    """The asyncio writer under anyio's process stdin: the relay writes without a task
-    switch per message (the proxy runs on asyncio or uvloop, so it is always there)."""
-    writer = getattr(stream, "_stream", None)
-    if not isinstance(writer, asyncio.StreamWriter):
-        raise TypeError(f"expected anyio's asyncio stdin wrapper, not {type(stream).__name__}")
-    return writer
-
-
 class _Lines:
     """Newline-delimited messages out of a pipe's reads: the whole lines each read
     completes, as one block; the rest waits for the next read."""
@@ -160,6 +152,7 @@ class StdioRelay:
     def __init__(
         self,
         upstream: StdioServer,
+        upstream_stdin: BinaryIO,
         upstream_stdout: BinaryIO,
         host_out: asyncio.StreamWriter,
         make_front: FrontFactory,
@@ -167,10 +160,9 @@ class StdioRelay:
         init_timeout: float = 30.0,
         request_timeout: float = 30.0,
     ) -> None:
-        process = upstream.process
-        assert process.stdin is not None
-        self._process = process
-        self._upstream_in = _asyncio_writer(process.stdin)
+        self._process = upstream.process
+        self._upstream_stdin = upstream_stdin
+        self._upstream_in: asyncio.StreamWriter  # once run() connected upstream_stdin
         self._upstream_stdout = upstream_stdout
         self._upstream_transport: asyncio.ReadTransport | None = None
         self._upstream_lines = _Lines()
@@ -210,6 +202,7 @@ class StdioRelay:
         """Relay until the host leaves, the upstream fails or a signal comes; the exit code.
         `connect_host` starts feeding the host's input to `host_data` / `host_eof`."""
         loop = asyncio.get_running_loop()
+        self._upstream_in, _ = await _pipe_writer(self._upstream_stdin, FlowControlMixin)
         self._front_task = loop.create_task(self._boot())
         self._upstream_transport, _ = await loop.connect_read_pipe(
             lambda: _Feed(self.upstream_data, self.upstream_eof), self._upstream_stdout
@@ -240,6 +233,7 @@ class StdioRelay:
             if self._unsubscribe is not None:
                 self._unsubscribe()
             await self._close_front()
+            self._upstream_in.close()  # its EOF: the upstream's signal to exit
         if self.failure is not None:
             print(f"registry proxy: {self.failure}", file=sys.stderr, flush=True)
             return 1
@@ -248,11 +242,16 @@ class StdioRelay:
         return 0
 
     def close(self) -> None:
-        """Stop reading the upstream's stdout (once the upstream is stopped)."""
+        """Close the upstream's pipes (once the upstream is stopped: its stdout is
+        drained until then)."""
         if self._upstream_transport is not None:
             self._upstream_transport.close()
         else:
             self._upstream_stdout.close()
+        if hasattr(self, "_upstream_in"):
+            self._upstream_in.close()
+        else:
+            self._upstream_stdin.close()
 
     def host_gone(self) -> None:
         """The host closed this process's stdout: nobody left to answer."""
@@ -420,7 +419,10 @@ class StdioRelay:
         if _plain(block):  # no gated method can be in it: relayed as it is
             self._to_upstream(block)
             return
-        lines = [line + b"\n" for line in block.split(b"\n") if line.strip()]
+        if block.index(_NEWLINE) + 1 == len(block):  # one line, as a gated call comes
+            lines = [block] if block.strip() else []
+        else:
+            lines = [line + b"\n" for line in block.split(b"\n") if line.strip()]
         out: list[bytes] = []
         for index, line in enumerate(lines):
             forward = self._host_message(line)
@@ -680,7 +682,11 @@ class StdioRelay:
                 self._fail(f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout")
             return
         try:
-            if not self._upstream_plain(block):
+            if self._upstream_plain(block):
+                pass
+            elif block.index(_NEWLINE) + 1 == len(block):  # one line, as an answer comes
+                block = self._upstream_line(block[:-1]) if block.strip() else b""
+            else:
                 lines = block.split(b"\n")
                 block = b"".join([self._upstream_line(line) for line in lines if line.strip()])
             self._to_host_raw(block)
@@ -845,7 +851,7 @@ class _Feed(asyncio.Protocol):
         self._eof()
 
 
-class _HostOutput(asyncio.streams.FlowControlMixin):
+class _HostOutput(FlowControlMixin):
     """This process's stdout; its loss (the host closed it) ends the relay."""
 
     on_lost: Callable[[], None] | None = None
@@ -903,12 +909,13 @@ async def _connect_host(relay: StdioRelay) -> asyncio.ReadTransport:
     return transport
 
 
-async def _host_output() -> tuple[asyncio.StreamWriter, _HostOutput]:
+_Flow = TypeVar("_Flow", bound=FlowControlMixin)
+
+
+async def _pipe_writer(pipe: BinaryIO, protocol: type[_Flow]) -> tuple[asyncio.StreamWriter, _Flow]:
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.connect_write_pipe(
-        _HostOutput, os.fdopen(1, "wb", 0, closefd=False)
-    )
-    return asyncio.StreamWriter(transport, protocol, None, loop), protocol
+    transport, flow = await loop.connect_write_pipe(protocol, pipe)
+    return asyncio.StreamWriter(transport, flow, None, loop), flow
 
 
 async def run_stdio(
@@ -919,14 +926,18 @@ async def run_stdio(
     request_timeout: float = 30.0,
 ) -> int:
     """Spawn the upstream and relay this process's stdio to it; the exit code."""
-    host_out, host_protocol = await _host_output()
-    # the upstream's stdout is a pipe of the relay's own, read by a protocol callback:
-    # no stream and no task wake per read in between
-    read_end, write_end = os.pipe()
+    host_out, host_protocol = await _pipe_writer(os.fdopen(1, "wb", 0, closefd=False), _HostOutput)
+    # the upstream's stdin and stdout are pipes of the relay's own, each end read or
+    # written by a protocol callback: no stream and no task wake per read in between
+    child_stdin, upstream_stdin = os.pipe()
+    upstream_stdout, child_stdout = os.pipe()
     try:
-        upstream = await StdioServer.spawn(command, sys.stderr, stdout=write_end)
+        upstream = StdioServer.spawn_on_pipes(
+            command, sys.stderr, stdin=child_stdin, stdout=child_stdout
+        )
     except (OSError, ValueError) as exc:
-        os.close(read_end)
+        os.close(upstream_stdin)
+        os.close(upstream_stdout)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         print(
             f"registry proxy: the upstream {command[0]!r} does not start: {reason}",
@@ -935,10 +946,12 @@ async def run_stdio(
         )
         return 1
     finally:
-        os.close(write_end)
+        os.close(child_stdin)
+        os.close(child_stdout)
     relay = StdioRelay(
         upstream,
-        os.fdopen(read_end, "rb", 0),
+        os.fdopen(upstream_stdin, "wb", 0),
+        os.fdopen(upstream_stdout, "rb", 0),
         host_out,
         make_front,
         init_timeout=init_timeout,

@@ -5,7 +5,8 @@ the host is waiting on gets an error: a command that does not start, exits,
 writes garbage on stdout or never answers `initialize`; an upstream killed in
 the middle of a call. A slow upstream holds only its own call. The registry
 down at boot: the proxy boots from its cache; down later: the last good
-toolset goes on gating. SIGINT, SIGTERM and stdin EOF leave no process behind.
+toolset goes on gating. SIGINT, SIGTERM and stdin EOF leave no process behind,
+nor does a host that stops reading the proxy's stdout.
 """
 
 from __future__ import annotations
@@ -191,6 +192,10 @@ async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
         assert (await proxy.receive())["result"]["serverInfo"]["name"] == "recording"
         upstream = int(pid_file.read_text())
         assert alive(upstream)
+        # a process group of its own (stopped as one), in the proxy's session: the
+        # scheduler's autogroup is the proxy's (docs/proxy.md, "What it costs")
+        assert os.getpgid(upstream) == upstream
+        assert os.getsid(upstream) == os.getsid(proxy.process.pid)
         if how == "eof":
             assert proxy.process.stdin is not None
             proxy.process.stdin.close()
