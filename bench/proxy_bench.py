@@ -8,12 +8,14 @@ Node), spawned three times: bare (direct), behind `registry proxy --toolset FILE
 bench/splice_relay.py, a relay that only moves bytes (os.splice: none reaches
 Python), the floor under any relay process: what the extra process hop costs on
 this machine at its load. A minimal JSON-RPC client on each one's stdio
-(newline-delimited JSON, no SDK in the way) does, round after round, the three in
-turn (interleaved, so drift in the machine's load reaches all alike):
+(newline-delimited JSON, no SDK in the way) does, round after round
+(interleaved, so drift in the machine's load reaches all alike):
 
-* latency: `tools/call echo` declaring `_meta.schemaVersion: "v1"`, one at a time;
-  the proxy validates it (the gate's declared-current path) and forwards it;
-  p50 and p99 over all calls, and the added p50 (goal: <= 100 us);
+* latency: `tools/call echo` declaring `_meta.schemaVersion: "v1"`, one at a time,
+  direct and proxied in turn; the proxy validates it (the gate's declared-current
+  path) and forwards it; p50 and p99 over all calls, and the added p50 (goal:
+  <= 100 us); then, in a shorter pass of their own, direct and the splice relay
+  in turn: the hop alone;
 * throughput: a burst of `ping` requests written at once (pass-through: the
   proxy only peeks at them), requests per second until the last answer; the
   ratio is the median over rounds of proxied / direct in the same round
@@ -173,14 +175,17 @@ async def main_async(args: argparse.Namespace) -> int:
                 for _ in range(200):
                     await timed_call(peer)
                 await peer.burst(args.burst)
-            times: dict[str, list[float]] = {name: [] for name in PEERS}
+            times: dict[str, list[float]] = {name: [] for name in (*PEERS, "direct/splice")}
             rates: dict[str, list[float]] = {name: [] for name in PEERS}
             cpu = {"proxy": 0, "splice": 0, "direct client": 0, "proxied client": 0}
             per_round = max(1, args.calls // args.rounds)
             for turn in range(args.rounds):
-                for _ in range(per_round):  # call by call, the three in turn
-                    for name in PEERS:
-                        times[name].append(await timed_call(peers[name]))
+                for _ in range(per_round):  # call by call, direct and proxied in turn
+                    times["direct"].append(await timed_call(direct))
+                    times["proxied"].append(await timed_call(proxied))
+                for _ in range(per_round // 4):  # the hop alone, in a pass of its own
+                    times["direct/splice"].append(await timed_call(direct))
+                    times["splice"].append(await timed_call(splice))
                 order = PEERS[turn % 3 :] + PEERS[: turn % 3]  # no side always first
                 for name in order:
                     relay = {"proxied": proxied, "splice": splice}.get(name)
@@ -209,12 +214,13 @@ async def main_async(args: argparse.Namespace) -> int:
     load_after = os.getloadavg()[0]
     print(f"load average {load_before:.2f} before, {load_after:.2f} after")
     print(f"gated tools/call (echo, declared v1), {len(times['direct'])} calls each, interleaved")
+    print(f"  (splice relay: {len(times['splice'])} calls, interleaved with as many direct)")
     for name in PEERS:
         print(f"  {name:<8} p50 {p50[name]:8.1f} us   p99 {p99[name]:8.1f} us")
     print(
         f"  added p50: {added:.1f} us (goal <= {LATENCY_GOAL_US:.0f} us); "
         f"p50 ratio proxied/direct {p50['proxied'] / p50['direct']:.2f}x; "
-        f"the splice relay's added p50 (the hop alone): {p50['splice'] - p50['direct']:.1f} us"
+        f"the splice relay's (the hop alone): {p50['splice'] - p50['direct/splice']:.1f} us"
     )
     print(f"pass-through ping bursts of {args.burst}, {args.rounds} rounds, interleaved")
     for name in PEERS:
