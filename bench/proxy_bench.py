@@ -168,7 +168,8 @@ async def main_async(args: argparse.Namespace) -> int:
         proxy_cmd = [registry, "proxy", "--namespace", "everything", "--toolset", str(toolset)]
         proxied = await Peer.start([*proxy_cmd, "--", *upstream])
         await proxied.request("tools/list")
-        splice = await Peer.start([sys.executable, str(SPLICE_RELAY), *upstream])
+        own = ["--own-session"] if args.splice_own_session else []
+        splice = await Peer.start([sys.executable, str(SPLICE_RELAY), *own, *upstream])
         peers = {"direct": direct, "proxied": proxied, "splice": splice}
         try:
             for peer in peers.values():  # warm-up: JIT, caches, the gate's first calls
@@ -251,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000, help="timed calls on each side")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--burst", type=int, default=2000, help="pings per throughput burst")
+    parser.add_argument(
+        "--splice-own-session",
+        action="store_true",
+        help="the splice relay's upstream in a session of its own (Linux autogroup apart)",
+    )
     return asyncio.run(main_async(parser.parse_args(argv)))
 
 

@@ -2,10 +2,13 @@
 bench/proxy_bench.py: spawns COMMAND and moves bytes both ways with os.splice (the
 kernel copies pipe to pipe, no byte reaches Python), one thread per direction.
 
-    python bench/splice_relay.py COMMAND [ARGS...]
+    python bench/splice_relay.py [--own-session] COMMAND [ARGS...]
 
 What it costs over calling COMMAND directly is the extra process hop alone: two more
 pipes, a wakeup per read, a third process on the machine's cores. Linux only.
+`--own-session`: COMMAND in a session of its own (as `setsid` would), which Linux's
+autogroup schedules apart from this relay: what `registry proxy` did before its
+upstream stayed in the proxy's session.
 """
 
 from __future__ import annotations
@@ -33,7 +36,13 @@ def to_child(stdin: IO[bytes]) -> None:
 
 
 def main(command: list[str]) -> int:
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    own_session = command[:1] == ["--own-session"]
+    child = subprocess.Popen(
+        command[own_session:],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=own_session,
+    )
     assert child.stdin is not None and child.stdout is not None
     threading.Thread(target=to_child, args=(child.stdin,), daemon=True).start()
     pump(child.stdout.fileno(), 1)

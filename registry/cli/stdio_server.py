@@ -210,7 +210,7 @@ async def _exited(process: Process, deadline: float) -> bool:
 
 
 async def _terminate_group(process: Process) -> None:
-    """SIGTERM to the server's process group (its pid: a new session), SIGKILL to what is
+    """SIGTERM to the server's process group (its pid: it leads its group), SIGKILL to what is
     left after KILL_GRACE. Only ESRCH proves the group gone (EPERM can be a zombie)."""
     try:
         os.killpg(process.pid, signal.SIGTERM)
