@@ -1,20 +1,29 @@
 """What `registry proxy` costs over stdio: added latency of a gated call, pass-through throughput.
 
-    .venv/bin/python bench/proxy_bench.py [--calls 2000] [--rounds 5] [--burst 2000]
+    .venv/bin/python bench/proxy_bench.py [--calls 2000] [--rounds 20] [--burst 2000]
 
 The upstream is `@modelcontextprotocol/server-everything` (tests/proxy/upstreams,
-Node), spawned twice: once bare, once behind `registry proxy --toolset FILE`
-(its live tools served as v1, no registry in the loop). A minimal JSON-RPC
-client on each one's stdio (newline-delimited JSON, no SDK in the way) does,
-round after round, alternating direct and proxied (interleaved, so drift in the
-machine's load reaches both alike):
+Node), spawned three times: bare (direct), behind `registry proxy --toolset FILE`
+(its live tools served as v1, no registry in the loop), and behind
+bench/splice_relay.py, a relay that only moves bytes (os.splice: none reaches
+Python), the floor under any relay process: what the extra process hop costs on
+this machine at its load. A minimal JSON-RPC client on each one's stdio
+(newline-delimited JSON, no SDK in the way) does, round after round
+(interleaved, so drift in the machine's load reaches all alike):
 
-* latency: `tools/call echo` declaring `_meta.schemaVersion: "v1"`, one at a time;
-  the proxy validates it (the gate's declared-current path) and forwards it;
-  p50 and p99 over all calls, and the added p50 (goal: <= 100 us);
+* latency: `tools/call echo` declaring `_meta.schemaVersion: "v1"`, one at a time,
+  direct and proxied in turn; the proxy validates it (the gate's declared-current
+  path) and forwards it; p50 and p99 over all calls, and the added p50 (goal:
+  <= 100 us); then, in a shorter pass of their own, direct and the splice relay
+  in turn: the hop alone;
 * throughput: a burst of `ping` requests written at once (pass-through: the
-  proxy only peeks at them), requests per second until the last answer;
-  proxied / direct (goal: >= 0.8x).
+  proxy only peeks at them), requests per second until the last answer; the
+  ratio is the median over rounds of proxied / direct in the same round
+  (goal: >= 0.8x), printed with the splice relay's beside it.
+
+CPU per pass-through request (Linux: /proc schedstat, nanoseconds) of the proxy,
+the splice relay, and the client itself: a relay that writes more often wakes
+its reader more often, and the machine's two cores pay for both.
 
 Prints the figures and the ratios; exits 1 when a goal is missed.
 """
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -38,19 +48,21 @@ sys.path.insert(0, str(ROOT))
 from tests.proxy.harness import everything_command, toolset_bytes  # noqa: E402
 
 LATENCY_GOAL_US = 100.0
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process (Linux /proc), None elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / _TICK
-
-
 THROUGHPUT_GOAL = 0.8
+SPLICE_RELAY = ROOT / "bench" / "splice_relay.py"
+PEERS = ("direct", "proxied", "splice")
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of a process, every thread, in nanoseconds (Linux /proc); 0 elsewhere."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                total += int((task / "schedstat").read_text().split()[0])
+    except OSError:
+        return 0
+    return total
 
 
 class Peer:
@@ -146,6 +158,7 @@ async def timed_call(peer: Peer) -> float:
 
 async def main_async(args: argparse.Namespace) -> int:
     upstream = everything_command()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="proxy-bench-") as work:
         direct = await Peer.start(upstream)
         listing = await direct.request("tools/list")
@@ -155,54 +168,81 @@ async def main_async(args: argparse.Namespace) -> int:
         proxy_cmd = [registry, "proxy", "--namespace", "everything", "--toolset", str(toolset)]
         proxied = await Peer.start([*proxy_cmd, "--", *upstream])
         await proxied.request("tools/list")
+        own = ["--own-session"] if args.splice_own_session else []
+        splice = await Peer.start([sys.executable, str(SPLICE_RELAY), *own, *upstream])
+        peers = {"direct": direct, "proxied": proxied, "splice": splice}
         try:
-            for peer in (direct, proxied):  # warm-up: JIT, caches, the gate's first calls
+            for peer in peers.values():  # warm-up: JIT, caches, the gate's first calls
                 for _ in range(200):
                     await timed_call(peer)
-            times: dict[str, list[float]] = {"direct": [], "proxied": []}
-            rates: dict[str, list[float]] = {"direct": [], "proxied": []}
+                await peer.burst(args.burst)
+            times: dict[str, list[float]] = {name: [] for name in (*PEERS, "direct/splice")}
+            rates: dict[str, list[float]] = {name: [] for name in PEERS}
+            cpu = {"proxy": 0, "splice": 0, "direct client": 0, "proxied client": 0}
             per_round = max(1, args.calls // args.rounds)
-            proxy_pid = proxied.process.pid
-            cpu: dict[str, float] = {"call": 0.0, "ping": 0.0}
-            for _ in range(args.rounds):
-                before = cpu_seconds(proxy_pid)
-                for _ in range(per_round):  # alternate call by call
+            for turn in range(args.rounds):
+                for _ in range(per_round):  # call by call, direct and proxied in turn
                     times["direct"].append(await timed_call(direct))
                     times["proxied"].append(await timed_call(proxied))
-                middle = cpu_seconds(proxy_pid)
-                for name, peer in (("direct", direct), ("proxied", proxied)):
-                    rates[name].append(args.burst / await peer.burst(args.burst))
-                after = cpu_seconds(proxy_pid)
-                if before is not None and middle is not None and after is not None:
-                    cpu["call"] += middle - before
-                    cpu["ping"] += after - middle
+                for _ in range(per_round // 4):  # the hop alone, in a pass of its own
+                    times["direct/splice"].append(await timed_call(direct))
+                    times["splice"].append(await timed_call(splice))
+                order = PEERS[turn % 3 :] + PEERS[: turn % 3]  # no side always first
+                for name in order:
+                    relay = {"proxied": proxied, "splice": splice}.get(name)
+                    before = cpu_ns(relay.process.pid) if relay else 0
+                    client_before = cpu_ns(os.getpid())
+                    rates[name].append(args.burst / await peers[name].burst(args.burst))
+                    client = cpu_ns(os.getpid()) - client_before
+                    if relay is not None:
+                        cpu["proxy" if name == "proxied" else "splice"] += (
+                            cpu_ns(relay.process.pid) - before
+                        )
+                    if name != "splice":
+                        cpu[f"{name} client"] += client
         finally:
-            await proxied.stop()
-            await direct.stop()
+            for peer in peers.values():
+                await peer.stop()
     p50 = {k: statistics.median(v) for k, v in times.items()}
     p99 = {k: sorted(v)[int(len(v) * 0.99) - 1] for k, v in times.items()}
     rate = {k: statistics.median(v) for k, v in rates.items()}
+    paired = {
+        k: sorted(r / d for r, d in zip(rates[k], rates["direct"], strict=True))
+        for k in ("proxied", "splice")
+    }
+    ratio = {k: statistics.median(v) for k, v in paired.items()}
     added = p50["proxied"] - p50["direct"]
-    ratio = rate["proxied"] / rate["direct"]
+    load_after = os.getloadavg()[0]
+    print(f"load average {load_before:.2f} before, {load_after:.2f} after")
     print(f"gated tools/call (echo, declared v1), {len(times['direct'])} calls each, interleaved")
-    for name in ("direct", "proxied"):
+    print(f"  (splice relay: {len(times['splice'])} calls, interleaved with as many direct)")
+    for name in PEERS:
         print(f"  {name:<8} p50 {p50[name]:8.1f} us   p99 {p99[name]:8.1f} us")
     print(
         f"  added p50: {added:.1f} us (goal <= {LATENCY_GOAL_US:.0f} us); "
-        f"p50 ratio proxied/direct {p50['proxied'] / p50['direct']:.2f}x"
+        f"p50 ratio proxied/direct {p50['proxied'] / p50['direct']:.2f}x; "
+        f"the splice relay's (the hop alone): {p50['splice'] - p50['direct/splice']:.1f} us"
     )
     print(f"pass-through ping bursts of {args.burst}, {args.rounds} rounds, interleaved")
-    for name in ("direct", "proxied"):
+    for name in PEERS:
         print(f"  {name:<8} {rate[name]:10.0f} requests/s (median of rounds)")
-    print(f"  throughput ratio proxied/direct: {ratio:.2f}x (goal >= {THROUGHPUT_GOAL}x)")
-    calls, pings = len(times["proxied"]), args.burst * args.rounds
-    if cpu["call"] or cpu["ping"]:  # what the proxy itself spends, whatever the machine's load
+    for name in ("proxied", "splice"):
+        low, high = paired[name][0], paired[name][-1]
+        goal = f" (goal >= {THROUGHPUT_GOAL}x)" if name == "proxied" else ""
         print(
-            f"proxy CPU (user+system, /proc, {_TICK} ticks/s): "
-            f"{cpu['call'] / calls * 1e6:.0f} us per gated call, "
-            f"{cpu['ping'] / pings * 1e6:.1f} us per pass-through request"
+            f"  throughput ratio {name}/direct: {ratio[name]:.2f}x{goal}, "
+            f"median of {args.rounds} rounds ({low:.2f}-{high:.2f}x)"
         )
-    met = added <= LATENCY_GOAL_US and ratio >= THROUGHPUT_GOAL
+    pings = args.burst * args.rounds
+    if cpu["proxy"]:  # what each process spends, whatever the machine's load
+        print(
+            "CPU per pass-through request (/proc schedstat): "
+            f"proxy {cpu['proxy'] / pings / 1000:.2f} us, "
+            f"splice relay {cpu['splice'] / pings / 1000:.2f} us; the client's own: "
+            f"{cpu['direct client'] / pings / 1000:.2f} us direct, "
+            f"{cpu['proxied client'] / pings / 1000:.2f} us proxied"
+        )
+    met = added <= LATENCY_GOAL_US and ratio["proxied"] >= THROUGHPUT_GOAL
     print("goals met" if met else "goals NOT met")
     return 0 if met else 1
 
@@ -210,8 +250,13 @@ async def main_async(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="timed calls on each side")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--burst", type=int, default=2000, help="pings per throughput burst")
+    parser.add_argument(
+        "--splice-own-session",
+        action="store_true",
+        help="the splice relay's upstream in a session of its own (Linux autogroup apart)",
+    )
     return asyncio.run(main_async(parser.parse_args(argv)))
 
 

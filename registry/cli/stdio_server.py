@@ -1,6 +1,7 @@
 """A stdio MCP server's process, and its pipes as the official `ClientSession`'s streams.
 
     server = await StdioServer.spawn(["python", "server.py"], errlog)  # OSError, ValueError
+    server = StdioServer.spawn_on_pipes(command, errlog, stdin=r, stdout=w)  # pipes of yours
     async with server:                         # leaving: the server stopped, never left behind
         ...                                    # import the mcp SDK while the server boots
         async with server.session_streams() as (read, write):
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
@@ -56,6 +58,23 @@ class StdioServer:
         Enter the result at once (no await in between) so that it is always stopped."""
         process = await anyio.open_process(list(command), stderr=errlog, start_new_session=True)
         return cls(process)
+
+    @classmethod
+    def spawn_on_pipes(
+        cls, command: Sequence[str], errlog: TextIO, *, stdin: int, stdout: int
+    ) -> StdioServer:
+        """Start the server on pipe ends of the caller's (the read end of its stdin, the
+        write end of its stdout: the caller writes, closes the other end when done, and
+        reads until the server is stopped; `session_streams` is not for it). The server
+        gets a process group of its own, stopped as above, but stays in this process's
+        session: where the kernel groups tasks by session for CPU shares (Linux
+        autogroup), a server in a session of its own is scheduled apart from the relay
+        that feeds it, which wakes the relay per message instead of per batch.
+        OSError (or ValueError) when it cannot be started; enter it at once."""
+        popen = subprocess.Popen(  # anyio's open_process offers no process group
+            list(command), stdin=stdin, stdout=stdout, stderr=errlog, process_group=0
+        )
+        return cls(_Popened(popen))
 
     async def __aenter__(self) -> StdioServer:
         return self
@@ -159,8 +178,10 @@ class StdioServer:
 
 
 async def _drain(process: Process) -> None:
-    """Read and drop what the server still writes on stdout, until it closes."""
-    assert process.stdout is not None
+    """Read and drop what the server still writes on stdout, until it closes (the
+    caller's own pipe: the caller drains it)."""
+    if process.stdout is None:
+        return
     with suppress(
         anyio.EndOfStream,
         anyio.ClosedResourceError,
@@ -189,7 +210,7 @@ async def _exited(process: Process, deadline: float) -> bool:
 
 
 async def _terminate_group(process: Process) -> None:
-    """SIGTERM to the server's process group (its pid: a new session), SIGKILL to what is
+    """SIGTERM to the server's process group (its pid: it leads its group), SIGKILL to what is
     left after KILL_GRACE. Only ESRCH proves the group gone (EPERM can be a zombie)."""
     try:
         os.killpg(process.pid, signal.SIGTERM)
@@ -214,6 +235,50 @@ def _group_alive(group: int) -> bool:
     except PermissionError:
         pass
     return True
+
+
+class _Popened(Process):
+    """A `subprocess.Popen` on the caller's pipes as anyio's Process (no streams)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:
+            await anyio.sleep(_POLL_INTERVAL)
+        return code
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+    def send_signal(self, signum: signal.Signals) -> None:
+        self._popen.send_signal(signum)
+
+    async def aclose(self) -> None:
+        await self.wait()
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()  # reaps it once it exited
+
+    @property
+    def stdin(self) -> None:
+        return None
+
+    @property
+    def stdout(self) -> None:
+        return None
+
+    @property
+    def stderr(self) -> None:
+        return None
 
 
 def _close_transport(process: Process) -> None:

@@ -30,7 +30,14 @@ does not answer `initialize` (or `server/discover`) within `init_timeout`.
 The calls and listings the host waits on (and every request of a block the
 proxy looked into) are answered with an error first; then the proxy's stdout
 closes, so the host never hangs. Host EOF on stdin ends the proxy (exit 0), SIGINT or SIGTERM
-too (exit 130 or 143); the upstream's process group is stopped every time.
+too (exit 130 or 143), and so does a host that closes the proxy's stdout; the
+upstream's process group is stopped every time.
+
+What a pass-through message costs (bench/proxy_bench.py): both pipes of each side
+are read by protocol callbacks (no task wakes), a block of whole lines is looked
+at with single-byte searches and relayed in one write, and the upstream runs in
+the proxy's session (a process group of its own: `StdioServer.spawn_on_pipes`),
+where Linux's autogroup schedules the two together.
 """
 
 from __future__ import annotations
@@ -41,9 +48,10 @@ import os
 import signal
 import sys
 import threading
+from asyncio.streams import FlowControlMixin
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
 
 import anyio
 import msgspec
@@ -78,6 +86,7 @@ _GATED_MARKERS = (
     b"notifications/cancelled",
     b"\\",
 )
+_NEWLINE, _BRACKET, _SLASH, _BACKSLASH, _Z, _BRACE = b"\n[/\\z{"
 _UPSTREAM_ERROR = -32603
 _METHOD_NOT_FOUND = -32601
 _LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
@@ -108,18 +117,36 @@ def _envelope(params: Any) -> dict[str, Any]:
 
 def _plain(block: bytes) -> bool:
     """Whether a block of whole lines from the host holds nothing the proxy acts on."""
-    if block[:1] == b"[" or b"\n[" in block:
+    if _BRACKET in block and (block[0] == _BRACKET or b"\n[" in block):
         return False  # a batch
+    if _SLASH not in block and _BACKSLASH not in block:
+        # every gated method but initialize has a "/"; a byte is found by memchr, many
+        # times faster than a longer marker (and an int, without the buffer protocol)
+        return _Z not in block or b"initialize" not in block
     return not any(marker in block for marker in _GATED_MARKERS)
 
 
-def _asyncio_writer(stream: Any) -> asyncio.StreamWriter:
-    """The asyncio writer under anyio's process stdin: the relay writes without a task
-    switch per message (the proxy runs on asyncio or uvloop, so it is always there)."""
-    writer = getattr(stream, "_stream", None)
-    if not isinstance(writer, asyncio.StreamWriter):
-        raise TypeError(f"expected anyio's asyncio stdin wrapper, not {type(stream).__name__}")
-    return writer
+class _Lines:
+    """Newline-delimited messages out of a pipe's reads: the whole lines each read
+    completes, as one block; the rest waits for the next read."""
+
+    __slots__ = ("rest",)
+
+    def __init__(self) -> None:
+        self.rest = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The whole lines this read completes, b"" when it completes none."""
+        buffer = self.rest + chunk
+        if _NEWLINE not in chunk:
+            self.rest = buffer
+            return b""
+        cut = buffer.rindex(b"\n") + 1
+        self.rest = buffer[cut:]
+        return buffer[:cut]
+
+    def too_long(self) -> bool:
+        return len(self.rest) > MAX_LINE
 
 
 def _hashable(value: Any) -> bool:
@@ -132,20 +159,24 @@ class StdioRelay:
     def __init__(
         self,
         upstream: StdioServer,
+        upstream_stdin: BinaryIO,
+        upstream_stdout: BinaryIO,
         host_out: asyncio.StreamWriter,
         make_front: FrontFactory,
         *,
         init_timeout: float = 30.0,
         request_timeout: float = 30.0,
     ) -> None:
-        process = upstream.process
-        assert process.stdin is not None and process.stdout is not None
-        self._process = process
-        self._upstream_in = _asyncio_writer(process.stdin)
-        self._upstream_stdout = process.stdout
+        self._process = upstream.process
+        self._upstream_stdin = upstream_stdin
+        self._upstream_in: asyncio.StreamWriter  # once run() connected upstream_stdin
+        self._upstream_stdout = upstream_stdout
+        self._upstream_transport: asyncio.ReadTransport | None = None
+        self._upstream_lines = _Lines()
+        self._upstream_ended = False
         self._host_out = host_out
         self._host_transport: asyncio.ReadTransport | None = None
-        self._host_buffer = b""
+        self._host_lines = _Lines()
         self._host_queue: deque[bytes] | None = None  # lines waiting behind one that waits
         self._host_ended = False
         self._make_front = make_front
@@ -178,8 +209,11 @@ class StdioRelay:
         """Relay until the host leaves, the upstream fails or a signal comes; the exit code.
         `connect_host` starts feeding the host's input to `host_data` / `host_eof`."""
         loop = asyncio.get_running_loop()
+        self._upstream_in, _ = await _pipe_writer(self._upstream_stdin, FlowControlMixin)
         self._front_task = loop.create_task(self._boot())
-        pumps = [loop.create_task(self._guard(self._from_upstream()))]
+        self._upstream_transport, _ = await loop.connect_read_pipe(
+            lambda: _Feed(self.upstream_data, self.upstream_eof), self._upstream_stdout
+        )
         self._host_transport = await connect_host(self)
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -194,20 +228,41 @@ class StdioRelay:
                 self._init_timer.cancel()
             if self._host_transport is not None:
                 self._host_transport.close()
-            for task in [*pumps, *self._tasks]:
+            upstream_out = self._upstream_transport
+            if not upstream_out.is_closing() and not upstream_out.is_reading():
+                upstream_out.resume_reading()  # drained while the upstream is stopped
+            tasks = list(self._tasks)
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*pumps, *self._tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self.failure is not None:
                 await self._answer_pending(self.failure)
             if self._unsubscribe is not None:
                 self._unsubscribe()
             await self._close_front()
+            self._upstream_in.close()  # its EOF: the upstream's signal to exit
         if self.failure is not None:
             print(f"registry proxy: {self.failure}", file=sys.stderr, flush=True)
             return 1
         if self.signal is not None:
             return 128 + self.signal
         return 0
+
+    def close(self) -> None:
+        """Close the upstream's pipes (once the upstream is stopped: its stdout is
+        drained until then)."""
+        if self._upstream_transport is not None:
+            self._upstream_transport.close()
+        else:
+            self._upstream_stdout.close()
+        if hasattr(self, "_upstream_in"):
+            self._upstream_in.close()
+        else:
+            self._upstream_stdin.close()
+
+    def host_gone(self) -> None:
+        """The host closed this process's stdout: nobody left to answer."""
+        self._done.set()
 
     def _on_signal(self, signum: int) -> None:
         self.signal = signum
@@ -223,11 +278,15 @@ class StdioRelay:
             await work
         except asyncio.CancelledError:
             raise
-        except ProxyError as exc:
+        except Exception as exc:
+            self._crashed(exc)
+
+    def _crashed(self, exc: Exception) -> None:
+        if isinstance(exc, ProxyError):
             self._fail(str(exc))
-        except (BrokenPipeError, ConnectionResetError):
+        elif isinstance(exc, BrokenPipeError | ConnectionResetError):
             self._done.set()  # the host is gone: nobody left to tell
-        except Exception as exc:  # a bug must end the proxy loudly, never hang the host
+        else:  # a bug must end the proxy loudly, never hang the host
             self._fail(f"internal error: {type(exc).__name__}: {exc}")
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -304,13 +363,33 @@ class StdioRelay:
         if self._host_transport is not None and not self._host_transport.is_closing():
             self._host_transport.resume_reading()
 
+    def _to_host_raw(self, data: bytes) -> None:
+        """Write to the host now; past `_HIGH_WATER` buffered bytes the upstream's output
+        pauses until the host has read them."""
+        if not data:
+            return
+        self._host_out.write(data)
+        transport = self._upstream_transport
+        if (
+            transport is not None
+            and self._host_out.transport.get_write_buffer_size() > _HIGH_WATER
+            and transport.is_reading()
+        ):
+            transport.pause_reading()
+            self._spawn(self._resume_upstream_when_drained())
+
+    async def _resume_upstream_when_drained(self) -> None:
+        await self._host_out.drain()  # BrokenPipeError: the host is gone (see _guard)
+        if self._upstream_transport is not None and not self._upstream_transport.is_closing():
+            self._upstream_transport.resume_reading()
+
     def _to_host(self, error: dict[str, Any] | None, request_id: Any, result: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
         if error is not None:
             message["error"] = error
         else:
             message["result"] = result
-        self._host_out.write(_encode(message) + b"\n")
+        self._to_host_raw(_encode(message) + b"\n")
 
     def _answer(self, request_id: Any, answer: Answer) -> None:
         self._to_host(answer.error, request_id, answer.result)
@@ -320,28 +399,25 @@ class StdioRelay:
     def host_data(self, chunk: bytes) -> None:
         """What the host wrote, as it arrives (called by the event loop, no task wakes):
         whole lines go upstream in order, in one write per read."""
-        buffer = self._host_buffer + chunk
-        if b"\n" not in chunk:
-            self._host_buffer = buffer
-            if len(buffer) > MAX_LINE:
+        block = self._host_lines.feed(chunk)
+        if not block:
+            if self._host_lines.too_long():
                 self._fail(f"the host sent a message longer than {MAX_LINE} bytes")
             return
-        cut = buffer.rindex(b"\n") + 1
-        block, self._host_buffer = buffer[:cut], buffer[cut:]
         if self._host_queue is not None:  # something waits: what follows waits behind it
             self._host_queue.append(block)
             return
         try:
             self._host_block(block)
-        except ProxyError as exc:
-            self._fail(str(exc))
+        except Exception as exc:
+            self._crashed(exc)
 
     def host_eof(self) -> None:
         """The host closed its end: done once what it sent is relayed."""
         if self._host_ended:
             return
         self._host_ended = True
-        if self._host_buffer.strip():
+        if self._host_lines.rest.strip():
             self.host_data(b"\n")
         if self._host_queue is None:
             self._done.set()
@@ -350,7 +426,10 @@ class StdioRelay:
         if _plain(block):  # no gated method can be in it: relayed as it is
             self._to_upstream(block)
             return
-        lines = [line + b"\n" for line in block.split(b"\n") if line.strip()]
+        if block.index(_NEWLINE) + 1 == len(block):  # one line, as a gated call comes
+            lines = [block] if block.strip() else []
+        else:
+            lines = [line + b"\n" for line in block.split(b"\n") if line.strip()]
         out: list[bytes] = []
         for index, line in enumerate(lines):
             forward = self._host_message(line)
@@ -521,6 +600,8 @@ class StdioRelay:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._internal[request_id] = future
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        # its entry stays until its answer comes (consumed then, however late): until
+        # then every upstream line is looked at
         try:
             self._to_upstream(_encode(body) + b"\n")
             return await asyncio.wait_for(future, self._request_timeout)
@@ -532,8 +613,6 @@ class StdioRelay:
                     f"within {self._request_timeout:g} s",
                 }
             }
-        finally:
-            self._internal.pop(request_id, None)
 
     async def _fetch_live(
         self, front: ProxyFront, envelope: dict[str, Any]
@@ -599,38 +678,32 @@ class StdioRelay:
 
     # ------------------------------------------------------------ upstream -> host
 
-    async def _from_upstream(self) -> None:
-        """Lines from the upstream, relayed in order, what a read brings in one write."""
-        stream = self._upstream_stdout
-        out = self._host_out
-        buffer = b""
-        while True:
-            try:
-                chunk = await stream.receive(_CHUNK)
-            except (
-                anyio.EndOfStream,
-                anyio.BrokenResourceError,
-                anyio.ClosedResourceError,
-                ConnectionError,
-                OSError,
-            ):
-                await self._upstream_gone()
-                return
-            buffer += chunk
-            if b"\n" not in chunk:
-                if len(buffer) > MAX_LINE:
-                    raise ProxyError(
-                        f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout"
-                    )
-                continue
-            cut = buffer.rindex(b"\n") + 1
-            block, buffer = buffer[:cut], buffer[cut:]
+    def upstream_data(self, chunk: bytes) -> None:
+        """What the upstream wrote, as it arrives (called by the event loop, no task
+        wakes): whole lines go to the host in order, in one write per read."""
+        if self._done.is_set():
+            return  # drained, not relayed, while the upstream is stopped
+        block = self._upstream_lines.feed(chunk)
+        if not block:
+            if self._upstream_lines.too_long():
+                self._fail(f"the upstream wrote a line longer than {MAX_LINE} bytes on stdout")
+            return
+        try:
             if self._upstream_plain(block):
-                out.write(block)
+                pass
+            elif block.index(_NEWLINE) + 1 == len(block):  # one line, as an answer comes
+                block = self._upstream_line(block[:-1]) if block.strip() else b""
             else:
                 lines = block.split(b"\n")
-                out.write(b"".join([self._upstream_line(line) for line in lines if line.strip()]))
-            await out.drain()
+                block = b"".join([self._upstream_line(line) for line in lines if line.strip()])
+            self._to_host_raw(block)
+        except Exception as exc:
+            self._crashed(exc)
+
+    def upstream_eof(self) -> None:
+        if not self._upstream_ended and not self._done.is_set():
+            self._upstream_ended = True
+            self._spawn(self._upstream_gone())
 
     def _upstream_plain(self, block: bytes) -> bool:
         """Whether a block of whole lines from the upstream passes as it is: nothing
@@ -638,9 +711,11 @@ class StdioRelay:
         list_changed, and a JSON object on every line (anything else is looked at)."""
         if self._pending or self._internal or self._listens:
             return False
-        if b"list_changed" in block or _INTERNAL.encode() in block:
+        front = self._front_now  # only pin mode acts on the upstream's list_changed
+        if front is not None and front.pin and b"list_changed" in block:
             return False
-        return all(line[:1] == b"{" for line in block.split(b"\n")[:-1])
+        # every line starts with "{": one more newline than newlines followed by "{"
+        return block[0] == _BRACE and block.count(b"\n{") + 1 == block.count(_NEWLINE)
 
     def _upstream_line(self, line: bytes) -> bytes:
         """What the host gets of one upstream line (b"": nothing, the proxy's own answer)."""
@@ -668,7 +743,7 @@ class StdioRelay:
         if not _hashable(request_id):
             return line
         if isinstance(request_id, str) and request_id.startswith(_INTERNAL):
-            future = self._internal.get(request_id)
+            future = self._internal.pop(request_id, None)
             if future is not None and not future.done():
                 future.set_result(_decode(line))
             return b""
@@ -750,7 +825,7 @@ class StdioRelay:
         front, _ = task.result()
         front.recompare(self.live)
         if self._session_revision is not None and self._initialized:
-            self._host_out.write(_LIST_CHANGED)
+            self._to_host_raw(_LIST_CHANGED)
         for subscription, wants_tools in self._listens.items():
             if wants_tools:
                 notification = {
@@ -758,27 +833,40 @@ class StdioRelay:
                     "method": "notifications/tools/list_changed",
                     "params": {"_meta": {_SUBSCRIPTION_ID: subscription}},
                 }
-                self._host_out.write(_encode(notification) + b"\n")
+                self._to_host_raw(_encode(notification) + b"\n")
 
 
 # ---------------------------------------------------------------- the process around it
 
 
-class _HostInput(asyncio.Protocol):
-    """This process's stdin, handed to the relay as it arrives."""
+class _Feed(asyncio.Protocol):
+    """A pipe (the host's stdin, the upstream's stdout) handed to the relay as it
+    arrives: `data` for each read, `eof` when it ends."""
 
-    def __init__(self, relay: StdioRelay) -> None:
-        self.relay = relay
+    def __init__(self, data: Callable[[bytes], None], eof: Callable[[], None]) -> None:
+        self._data = data
+        self._eof = eof
 
     def data_received(self, data: bytes) -> None:
-        self.relay.host_data(data)
+        self._data(data)
 
     def eof_received(self) -> bool:
-        self.relay.host_eof()
+        self._eof()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.relay.host_eof()
+        self._eof()
+
+
+class _HostOutput(FlowControlMixin):
+    """This process's stdout; its loss (the host closed it) ends the relay."""
+
+    on_lost: Callable[[], None] | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.on_lost is not None:
+            self.on_lost()
 
 
 class _ThreadInput(asyncio.ReadTransport):
@@ -820,18 +908,21 @@ async def _connect_host(relay: StdioRelay) -> asyncio.ReadTransport:
     loop = asyncio.get_running_loop()
     stdin = os.fdopen(0, "rb", 0, closefd=False)
     try:
-        transport, _ = await loop.connect_read_pipe(lambda: _HostInput(relay), stdin)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: _Feed(relay.host_data, relay.host_eof), stdin
+        )
     except ValueError:
         return _ThreadInput(relay, loop)
     return transport
 
 
-async def _host_output() -> asyncio.StreamWriter:
+_Flow = TypeVar("_Flow", bound=FlowControlMixin)
+
+
+async def _pipe_writer(pipe: BinaryIO, protocol: type[_Flow]) -> tuple[asyncio.StreamWriter, _Flow]:
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(1, "wb", 0, closefd=False)
-    )
-    return asyncio.StreamWriter(transport, protocol, None, loop)
+    transport, flow = await loop.connect_write_pipe(protocol, pipe)
+    return asyncio.StreamWriter(transport, flow, None, loop), flow
 
 
 async def run_stdio(
@@ -842,9 +933,18 @@ async def run_stdio(
     request_timeout: float = 30.0,
 ) -> int:
     """Spawn the upstream and relay this process's stdio to it; the exit code."""
+    host_out, host_protocol = await _pipe_writer(os.fdopen(1, "wb", 0, closefd=False), _HostOutput)
+    # the upstream's stdin and stdout are pipes of the relay's own, each end read or
+    # written by a protocol callback: no stream and no task wake per read in between
+    child_stdin, upstream_stdin = os.pipe()
+    upstream_stdout, child_stdout = os.pipe()
     try:
-        upstream = await StdioServer.spawn(command, sys.stderr)
+        upstream = StdioServer.spawn_on_pipes(
+            command, sys.stderr, stdin=child_stdin, stdout=child_stdout
+        )
     except (OSError, ValueError) as exc:
+        os.close(upstream_stdin)
+        os.close(upstream_stdout)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         print(
             f"registry proxy: the upstream {command[0]!r} does not start: {reason}",
@@ -852,16 +952,24 @@ async def run_stdio(
             flush=True,
         )
         return 1
-    async with upstream:
-        host_out = await _host_output()
-        relay = StdioRelay(
-            upstream,
-            host_out,
-            make_front,
-            init_timeout=init_timeout,
-            request_timeout=request_timeout,
-        )
-        code = await relay.run(_connect_host)
+    finally:
+        os.close(child_stdin)
+        os.close(child_stdout)
+    relay = StdioRelay(
+        upstream,
+        os.fdopen(upstream_stdin, "wb", 0),
+        os.fdopen(upstream_stdout, "rb", 0),
+        host_out,
+        make_front,
+        init_timeout=init_timeout,
+        request_timeout=request_timeout,
+    )
+    host_protocol.on_lost = relay.host_gone
+    try:
+        async with upstream:  # stopped on leaving, its stdout drained by the relay meanwhile
+            code = await relay.run(_connect_host)
+    finally:
+        relay.close()
     with contextlib.suppress(Exception):
         await host_out.drain()
     return code

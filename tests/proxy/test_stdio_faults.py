@@ -5,17 +5,20 @@ the host is waiting on gets an error: a command that does not start, exits,
 writes garbage on stdout or never answers `initialize`; an upstream killed in
 the middle of a call. A slow upstream holds only its own call. The registry
 down at boot: the proxy boots from its cache; down later: the last good
-toolset goes on gating. SIGINT, SIGTERM and stdin EOF leave no process behind.
+toolset goes on gating. SIGINT, SIGTERM and stdin EOF leave no process behind,
+nor does a host that stops reading the proxy's stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -46,6 +49,27 @@ CALL = {"query": "SELECT 1"}
 
 def python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
+
+
+def upstream_with_pid(tmp_path: Path, tool: dict[str, Any]) -> tuple[Recorder, Path, list[str]]:
+    """The recording upstream serving `tool`, its pid in a file, behind the proxy
+    (`--toolset`: no registry)."""
+    recorder = Recorder.at(tmp_path, [tool])
+    pid_file = tmp_path / "upstream.pid"
+    toolset = tmp_path / "toolset.json"
+    toolset.write_bytes(toolset_bytes("billing", [tool]))
+    command = proxy_command(
+        "billing", recorder.command("--pid", str(pid_file)), "--toolset", str(toolset)
+    )
+    return recorder, pid_file, command
+
+
+async def gone(pid: int) -> None:
+    """The process `pid` is gone within 5 s."""
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not alive(pid)
 
 
 @pytest.mark.parametrize(
@@ -83,13 +107,7 @@ async def test_a_bad_upstream_is_one_line_and_exit_1_never_a_hang(
 
 
 async def test_an_upstream_killed_mid_call_fails_the_call_and_the_proxy(tmp_path: Path) -> None:
-    recorder = Recorder.at(tmp_path, [SLOW])
-    pid_file = tmp_path / "upstream.pid"
-    toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(toolset_bytes("billing", [SLOW]))
-    command = proxy_command(
-        "billing", recorder.command("--pid", str(pid_file)), "--toolset", str(toolset)
-    )
+    recorder, pid_file, command = upstream_with_pid(tmp_path, SLOW)
     with anyio.fail_after(60):
         async with proxied(command, {}, tmp_path / "proxy.err") as proxy:
             pid = int(pid_file.read_text())
@@ -168,18 +186,16 @@ async def test_registry_down_later_keeps_the_last_toolset_and_at_boot_the_cache(
 
 @pytest.mark.parametrize("how", ["eof", "SIGINT", "SIGTERM"])
 async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
-    recorder = Recorder.at(tmp_path, [DB_QUERY_V4])
-    pid_file = tmp_path / "upstream.pid"
-    toolset = tmp_path / "toolset.json"
-    toolset.write_bytes(toolset_bytes("billing", [DB_QUERY_V4]))
-    command = proxy_command(
-        "billing", recorder.command("--pid", str(pid_file)), "--toolset", str(toolset)
-    )
+    _, pid_file, command = upstream_with_pid(tmp_path, DB_QUERY_V4)
     async with raw_proxy(command, {}) as proxy:
         await proxy.send(INITIALIZE)
         assert (await proxy.receive())["result"]["serverInfo"]["name"] == "recording"
         upstream = int(pid_file.read_text())
         assert alive(upstream)
+        # a process group of its own (stopped as one), in the proxy's session: the
+        # scheduler's autogroup is the proxy's (docs/proxy.md, "What it costs")
+        assert os.getpgid(upstream) == upstream
+        assert os.getsid(upstream) == os.getsid(proxy.process.pid)
         if how == "eof":
             assert proxy.process.stdin is not None
             proxy.process.stdin.close()
@@ -187,11 +203,44 @@ async def test_no_process_is_left_behind(tmp_path: Path, how: str) -> None:
             proxy.process.send_signal(getattr(signal, how))
         code, stderr = await proxy.exit(timeout=20)
     assert code == {"eof": 0, "SIGINT": 130, "SIGTERM": 143}[how], stderr
-    deadline = time.monotonic() + 5
-    while alive(upstream) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not alive(upstream)
+    await gone(upstream)
     assert "Traceback" not in stderr
+
+
+async def test_a_host_that_stops_reading_ends_the_proxy(tmp_path: Path) -> None:
+    """The host closes its end of the proxy's stdout (it keeps stdin open): the proxy's
+    next write fails, and it ends without a traceback, the upstream stopped."""
+    _, pid_file, command = upstream_with_pid(tmp_path, DB_QUERY_V4)
+    read_end, write_end = os.pipe()  # the proxy's stdout, its read end closed by hand
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=write_end,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        os.close(write_end)
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        answer = await asyncio.wait_for(asyncio.to_thread(os.read, read_end, 65536), 30)
+        assert b'"recording"' in answer
+        upstream = int(pid_file.read_text())
+        os.close(read_end)
+        read_end = -1
+        process.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')  # answered into EPIPE
+        stderr = await asyncio.wait_for(process.stderr.read(), 20)
+        code = await asyncio.wait_for(process.wait(), 20)
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert code == 0, stderr
+    assert b"Traceback" not in stderr, stderr
+    await gone(upstream)
 
 
 async def test_a_cancellation_reaches_the_upstream_in_order(tmp_path: Path) -> None:
