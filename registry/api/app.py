@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any, Final
 
@@ -58,7 +58,7 @@ from registry.api.problems import ApiError
 from registry.api.revocations import Revocations
 from registry.api.services import Services, request_id
 from registry.api.settings import Settings
-from registry.api.token_cache import TokenCache
+from registry.api.token_lookups import TokenLookups
 from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
@@ -153,7 +153,7 @@ async def _authorize_then_exact_names(
     connection: ASGIConnection[Any, Any, Any, Any], handler: Any
 ) -> None:
     # One guard, not two: Litestar copies the route handler for each guard it calls
-    # (about 9 us a copy, a tenth of a request to /healthz).
+    # (9 us a copy; docs/figures.md, "The fixed cost of a request").
     await authorize(connection, handler)
     await exact_names(connection, handler)
 
@@ -225,12 +225,6 @@ def create_app(
         return token is None or token.revoked_at is not None
 
     revocations = Revocations(is_revoked)
-    tokens = TokenCache(listening=lambda: svc.listener is not None and svc.listener.connected)
-
-    def revoked(token_id: str | None) -> Awaitable[None] | None:
-        tokens.revoked(token_id)
-        return revocations.revoked(token_id)
-
     limit_log = LimitLog(metrics)
     # `svc` is the Services below (bound by the time a request reads a toolset)
     toolsets = Toolsets(
@@ -260,7 +254,7 @@ def create_app(
         limit_log=limit_log,
         budget=budget,
         caps=Caps.of(settings),
-        tokens=tokens,
+        tokens=TokenLookups(),
         db=db,
     )
     if clock is not None:
@@ -313,7 +307,7 @@ def create_app(
             dsn,
             toolsets.cache.invalidate,
             tools=toolsets.cache.invalidate_tool,
-            revocations=revoked,
+            revocations=revocations.revoked,
         )
         svc.listener = listener
         for warning in limits.warnings():

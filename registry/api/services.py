@@ -22,7 +22,7 @@ from registry.api.metrics import Metrics
 from registry.api.problems import ApiError, namespace_not_found
 from registry.api.revocations import Revocations
 from registry.api.settings import Settings
-from registry.api.token_cache import TokenCache
+from registry.api.token_lookups import TokenLookups
 from registry.api.toolset_cache import ToolsetCache
 from registry.store import Db, ToolsetListener, repository
 
@@ -53,7 +53,7 @@ class Services:
     limit_log: LimitLog
     budget: Budget
     caps: Caps
-    tokens: TokenCache  # verified tokens until revoked (registry.api.token_cache)
+    tokens: TokenLookups  # one query for the tokens of many requests (registry.api.token_lookups)
     db: Db | None = None
     read_db: Db | None = None  # the read replica's pool (Settings.read_database_url)
     listener: ToolsetListener | None = None

@@ -2,8 +2,9 @@
 
 Speed itself is measured by bench/fixed_cost_bench.py, never asserted here.
 These tests hold what the cheap path must keep: the hot routes answer exactly
-what Litestar answers; a verified token is looked up once and a revoked one is
-refused; the request line is the one structlog made.
+what Litestar answers; the tokens of concurrent requests are looked up by one
+query, and a revoked one is refused at its next request; the request line is
+the one structlog made.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncpg
 import pytest
 
 from registry.api import hot_routes
-from registry.api.token_cache import TokenCache
+from registry.api.token_lookups import TokenLookups
 from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN, Registry
 from tests.fixtures.seeds import DB_QUERY_V3
@@ -104,27 +105,34 @@ async def test_hot_routes_answer_what_litestar_answers(
     )
 
 
-async def test_a_token_is_looked_up_once_and_refused_once_revoked(
+async def test_tokens_are_looked_up_together_and_refused_once_revoked(
     registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lookups: list[str] = []
-    real = repository.lookup_token
+    batches: list[int] = []
+    real = repository.lookup_tokens
 
-    async def lookup_token(db: Any, token_hash: str) -> Any:  # a spy: counts lookups
-        lookups.append(token_hash)
-        return await real(db, token_hash)
+    async def lookup_tokens(db: Any, token_hashes: Any) -> Any:  # a spy: counts queries
+        batches.append(len(token_hashes))
+        return await real(db, token_hashes)
 
-    monkeypatch.setattr(repository, "lookup_token", lookup_token)
-    secret = "mtr_cached_reader_secret_0123456789"
-    token_id = await _create_token(registry.database_url, secret, "billing:read")
-    async with registry.with_token(secret) as client:
-        for _ in range(5):
-            assert (await client.get(TOOLSET)).status_code == 200
-        assert lookups == [repository.hash_token(secret)]
-        await _revoke(registry.database_url, token_id)
-        answer = await client.get(TOOLSET)
-        assert answer.status_code == 401, answer.text
-        assert answer.json()["detail"] == "the bearer token is unknown or revoked"
+    monkeypatch.setattr(repository, "lookup_tokens", lookup_tokens)
+    secrets = ["mtr_batched_reader_a_0123456789", "mtr_batched_reader_b_0123456789"]
+    token_ids = [await _create_token(registry.database_url, s, "billing:read") for s in secrets]
+    clients = [registry.with_token(s) for s in secrets]
+    try:
+        answers = await asyncio.gather(*(clients[i % 2].get(TOOLSET) for i in range(40)))
+        assert {a.status_code for a in answers} == {200}
+        assert sum(batches) < 40 and max(batches) <= 2, batches
+        # the next request after the revocation commits is refused: its lookup is a
+        # query sent after it arrived, on whichever connection
+        await _revoke(registry.database_url, token_ids[0])
+        refused, still = await asyncio.gather(clients[0].get(TOOLSET), clients[1].get(TOOLSET))
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["detail"] == "the bearer token is unknown or revoked"
+        assert still.status_code == 200
+    finally:
+        for client in clients:
+            await client.aclose()
     # an unknown token is not remembered: created a moment later, it works at once
     later = "mtr_created_after_its_first_use_0123"
     async with registry.with_token(later) as client:
@@ -133,62 +141,27 @@ async def test_a_token_is_looked_up_once_and_refused_once_revoked(
         assert (await client.get(TOOLSET)).status_code == 200
 
 
-async def test_the_cache_keeps_nothing_it_cannot_trust(database_url: str) -> None:
-    secret = "mtr_cache_unit_secret_0123456789"
+async def test_a_failed_lookup_fails_every_request_of_its_batch(database_url: str) -> None:
+    secret = "mtr_batch_unit_secret_0123456789"
     token_id = await _create_token(database_url, secret, "billing:read")
-    token_hash = repository.hash_token(secret)
-    listening = [False]
-    now = [0.0]
-    cache = TokenCache(lambda: listening[0], max_tokens=2, max_age=60.0, clock=lambda: now[0])
+    tokens = TokenLookups()
     conn = await asyncpg.connect(database_url)
     try:
-        # the LISTEN connection is down: nothing is remembered
-        assert (await cache.lookup(conn, token_hash)) is not None
-        assert len(cache) == 0
-        listening[0] = True
-        first = await cache.lookup(conn, token_hash)
-        assert first is not None and first.id == token_id and len(cache) == 1
-        assert (await cache.lookup(conn, "sha256:unknown")) is None
-        assert len(cache) == 1  # unknown tokens are not remembered
-        # remembered for max_age at most: past it, the revocation (unheard here) is found
-        now[0] = 61.0
-        await _revoke(database_url, token_id)
-        assert (await cache.lookup(conn, token_hash)) is None
-        # a revocation forgets the token, and `revoked(None)` every token
-        other = "mtr_cache_unit_other_0123456789"
-        other_id = await _create_token(database_url, other, "billing:read")
-        assert (await cache.lookup(conn, repository.hash_token(other))) is not None
-        cache.revoked(other_id)
-        assert len(cache) == 0
-        assert (await cache.lookup(conn, repository.hash_token(other))) is not None
-        cache.revoked(None)
-        assert len(cache) == 0
+        found = await asyncio.gather(
+            tokens.lookup(conn, repository.hash_token(secret)),
+            tokens.lookup(conn, "sha256:unknown"),
+        )
+        assert [t.id if t else None for t in found] == [token_id, None]
+        assert tokens.queries == 1
     finally:
         await conn.close()
-
-
-async def test_a_lookup_overtaken_by_a_revocation_is_not_remembered(
-    database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The race (a revocation heard while the lookup's query is in flight) cannot be
-    # timed from outside: the lookup is wrapped to let the revocation in at that moment.
-    secret = "mtr_overtaken_secret_0123456789"
-    token_id = await _create_token(database_url, secret, "billing:read")
-    cache = TokenCache(lambda: True)
-    real = repository.lookup_token
-
-    async def lookup_token(db: Any, token_hash: str) -> Any:
-        found = await real(db, token_hash)
-        cache.revoked(token_id)  # heard while the answer was on its way
-        return found
-
-    monkeypatch.setattr(repository, "lookup_token", lookup_token)
-    conn = await asyncpg.connect(database_url)
-    try:
-        assert (await cache.lookup(conn, repository.hash_token(secret))) is not None
-        assert len(cache) == 0
-    finally:
-        await conn.close()
+    failed = await asyncio.gather(
+        tokens.lookup(conn, repository.hash_token(secret)),
+        tokens.lookup(conn, "sha256:unknown"),
+        return_exceptions=True,
+    )
+    assert all(isinstance(f, asyncpg.InterfaceError) for f in failed), failed
+    assert tokens.queries == 2
 
 
 async def test_request_ids_are_new_per_request(registry: Registry) -> None:
