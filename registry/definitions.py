@@ -30,7 +30,9 @@ from jsonschema.validators import validator_for
 from referencing import Registry, Resource, Specification
 from referencing.jsonschema import DRAFT202012, UnknownDialect, specification_with
 
+from registry.compat.jsonvalues import a_json_type
 from registry.patterns import PatternError, check_pattern
+from registry.pointers import escape
 
 __all__ = [
     "MAX_IN_PLACE_SCHEMAS",
@@ -116,7 +118,7 @@ def normalize_document(document: Any) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise DefinitionError(
             "expected a tool definition, a manifest or a JSON Schema object, "
-            f"not {_json_type(document)}"
+            f"not {a_json_type(document)}"
         )
     if is_manifest(document):
         tool: dict[str, Any] = document["tool"]
@@ -129,7 +131,7 @@ def normalize_document(document: Any) -> dict[str, Any]:
 def validate_definition(definition: Any) -> None:
     """Raise DefinitionError for the first problem found in an MCP tool definition."""
     if not isinstance(definition, Mapping):
-        raise DefinitionError(f"a tool definition is a JSON object, not {_json_type(definition)}")
+        raise DefinitionError(f"a tool definition is a JSON object, not {a_json_type(definition)}")
     _check_name(definition)
     for field in _STRING_FIELDS:
         if field in definition and not isinstance(definition[field], str):
@@ -151,7 +153,7 @@ def _check_name(definition: Mapping[str, Any]) -> None:
         raise DefinitionError("'name' is required")
     name = definition["name"]
     if not isinstance(name, str):
-        raise DefinitionError(f"'name' must be a string, not {_json_type(name)}", "/name")
+        raise DefinitionError(f"'name' must be a string, not {a_json_type(name)}", "/name")
     if not TOOL_NAME.fullmatch(name):
         raise DefinitionError(
             f"tool name {_shorten(repr(name))} must be 1 to 128 characters of "
@@ -169,8 +171,8 @@ def _check_annotations(definition: Mapping[str, Any]) -> None:
     for key, value in annotations.items():
         if key.endswith("Hint") and not isinstance(value, bool):
             raise DefinitionError(
-                f"annotation '{key}' must be true or false, not {_json_type(value)}",
-                f"/annotations/{_escape(key)}",
+                f"annotation '{key}' must be true or false, not {a_json_type(value)}",
+                f"/annotations/{escape(key)}",
             )
     if "title" in annotations and not isinstance(annotations["title"], str):
         raise DefinitionError("annotation 'title' must be a string", "/annotations/title")
@@ -211,7 +213,7 @@ def _check_schema_once(schema: Any, pointer: str) -> None:
 
 def _check_schema(schema: Any, pointer: str) -> None:
     if not isinstance(schema, dict):
-        raise DefinitionError(f"must be a JSON Schema object, not {_json_type(schema)}", pointer)
+        raise DefinitionError(f"must be a JSON Schema object, not {a_json_type(schema)}", pointer)
     if schema.get("type") != "object":
         found = _shorten(repr(schema.get("type")))
         raise DefinitionError(
@@ -288,7 +290,7 @@ def _subschemas(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[Any, 
             for name, item in value.items():
                 # draft-07 `dependencies` also takes arrays of names
                 if isinstance(item, dict | bool):
-                    yield item, f"{pointer}/{keyword}/{_escape(name)}"
+                    yield item, f"{pointer}/{keyword}/{escape(name)}"
 
 
 def _check_depth(schema: Mapping[str, Any], pointer: str) -> None:
@@ -322,7 +324,7 @@ def _check_patterns(schema: Any, pointer: str, visited: set[int]) -> None:
         if isinstance(keyed, Mapping):
             for key in keyed:
                 if isinstance(key, str):
-                    _check_one_pattern(key, f"{where}/patternProperties/{_escape(key)}")
+                    _check_one_pattern(key, f"{where}/patternProperties/{escape(key)}")
         stack.extend(_subschemas(node, where))
 
 
@@ -468,7 +470,7 @@ def _meta_schema_error(error: SchemaError, pointer: str) -> DefinitionError:
             break
         culprit = deepest
     path = list(culprit.absolute_path)
-    where = pointer + "".join(f"/{_escape(str(part))}" for part in path)
+    where = pointer + "".join(f"/{escape(str(part))}" for part in path)
     keywords = [part for part in path if isinstance(part, str)]
     if keywords:
         message = f"'{keywords[-1]}' is invalid: {_shorten(culprit.message)}"
@@ -477,23 +479,5 @@ def _meta_schema_error(error: SchemaError, pointer: str) -> DefinitionError:
     return DefinitionError(message, where)
 
 
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
 def _shorten(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, Mapping) else type(value).__name__

@@ -42,6 +42,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from registry.pointers import split
+
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_DOCUMENT_DEPTH",
@@ -521,7 +523,7 @@ def locate(text: str | bytes, pointer: str) -> tuple[int, int] | None:
     or YAML text, or None when the text does not parse or has no such value."""
     if pointer and not pointer.startswith("/"):
         return None
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    tokens = split(pointer)
     try:
         decoded = _decode(text, "<locate>")
     except DocumentError:

@@ -12,7 +12,7 @@
     check.finish()                            # the end record was there and agrees
 
 Every line is a JSON object whose `kind` says what it holds (`header`,
-`namespace`, `tool`, `version`, `converter`, `alias`, `policy`,
+`namespace`, `tool`, `version`, `review`, `converter`, `alias`, `policy`,
 `capabilities`, `usage`, `audit`, `end`); docs/operations.md describes each
 field and `schemas/export.schema.json` is their JSON Schema. The header
 carries `format` and `format_version`: a file of a newer format version is
@@ -62,6 +62,7 @@ __all__ = [
     "NamespaceRecord",
     "PolicyRecordLine",
     "Record",
+    "ReviewRecord",
     "ToolRecord",
     "UsageRecord",
     "VersionRecord",
@@ -128,12 +129,32 @@ class VersionRecord(_Line, tag="version", frozen=True):
     version: VersionNumber
     digest: Digest
     definition: msgspec.Raw
-    # the stored state: a deprecated version whose sunset has passed reads as retired
-    state: Literal["active", "deprecated", "retired"]
+    # the stored state: a deprecated version whose sunset has passed reads as retired;
+    # pending and rejected: held for review (a `review` record follows)
+    state: Literal["pending", "active", "deprecated", "retired", "rejected"]
     sunset: Moment | None
     created_at: Moment
     acceptances: msgspec.Raw
     publisher: str | None = None  # the actor of its `version.publish` audit event
+
+
+class ReviewRecord(_Line, tag="review", frozen=True):
+    """The review of a version a namespace's review policy held (registry/policy/review.py):
+    why, what its publish asked for, who published it, and the decision once made."""
+
+    namespace: NamespaceName
+    tool: ToolName
+    version: VersionNumber
+    review: Literal["risky", "all"]
+    request: msgspec.Raw  # a JSON object: the publish's decisions besides the definition
+    risks: msgspec.Raw  # a JSON array: the risk findings it was held with
+    against: VersionNumber | None
+    published_by: str | None
+    created_at: Moment
+    decision: Literal["approved", "rejected"] | None
+    decided_by: str | None
+    reason: str | None
+    decided_at: Moment | None
 
 
 class ConverterRecord(_Line, tag="converter", frozen=True):
@@ -207,6 +228,7 @@ Record = (
     NamespaceRecord
     | ToolRecord
     | VersionRecord
+    | ReviewRecord
     | ConverterRecord
     | AliasRecord
     | PolicyRecordLine
@@ -224,6 +246,7 @@ NAMESPACE_KINDS: Final = (
     "namespace",
     "tool",
     "version",
+    "review",
     "converter",
     "alias",
     "policy",
@@ -541,6 +564,14 @@ def _check_record(number: int, record: Record) -> None:
             raise ExportFileError(
                 number, f"capabilities {record.seq} of {record.namespace}: not a JSON object"
             )
+    elif isinstance(record, ReviewRecord):
+        label = f"the review of version {record.version} of {record.namespace}/{record.tool}"
+        if not isinstance(_json(record.request, label, number), dict):
+            raise ExportFileError(number, f"{label}: request is not a JSON object")
+        if not isinstance(_json(record.risks, label, number), list):
+            raise ExportFileError(number, f"{label}: risks is not a JSON array")
+        if (record.decision is None) != (record.decided_at is None):
+            raise ExportFileError(number, f"{label}: a decision goes with its time")
     elif isinstance(record, AuditRecord) and not isinstance(
         _json(record.detail, "audit event", number), dict
     ):
@@ -563,8 +594,9 @@ def _check_version(number: int, record: VersionRecord) -> None:
             definition.get(field), dict
         ):
             raise ExportFileError(number, f"{label}: the definition's {field} is not an object")
-    if record.state == "active" and record.sunset is not None:
-        raise ExportFileError(number, f"{label}: an active version has no sunset")
+    if record.state in ("active", "pending", "rejected") and record.sunset is not None:
+        article = "an" if record.state == "active" else "a"
+        raise ExportFileError(number, f"{label}: {article} {record.state} version has no sunset")
     try:
         canonical = canonical_of_parsed({k: v for k, v in definition.items() if k != "_meta"})
     except DigestError as exc:

@@ -19,7 +19,8 @@ server_version: 1.5.0     # the release's serverInfo.version (check compares its
 ```
 
 A namespace policy manifest (`PolicyManifest`) has `policy` instead of `tool`
-and nothing else about a tool: `{namespace, policy: {gating, reason, relax}}`
+and nothing else about a tool: `{namespace, policy: {gating, reason, relax, review,
+four_eyes}}`
 (`registry.policy.acceptance.NamespacePolicy`). `collect_bundle` reads both
 kinds; `collect_directory` / `collect_sources` / `load_directory` read tool
 manifests and refuse a policy file, naming it (only plan, apply and check take
@@ -78,9 +79,13 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from registry.canonical import DigestError, digest
 from registry.compat.converters import ConverterError, parse_ops
+from registry.compat.jsonvalues import a_json_type, article
 from registry.definitions import DefinitionError, validate_definition
 from registry.documents import DocumentError, located, parse_document, read_source
 from registry.patterns import linear_validator
+from registry.pointers import escape
+from registry.pointers import join as join_pointer
+from registry.pointers import split as split_pointer
 from registry.policy.acceptance import AcceptRequest, NamespacePolicy, check_policy
 from registry.policy.capabilities import CapabilityError, parse_initialize
 from registry.policy.plan import AliasIntent, ContractIntent, ManifestBody, PolicyBody
@@ -785,7 +790,7 @@ def _schema_error(error: ValidationError, text: str, name: str) -> ManifestError
         message = f"unknown field {extra!r}"
         message += f"; did you mean {hint[0]!r}?" if hint else ""
         message += " (allowed: " + ", ".join(k for k in allowed if k != "$schema") + ")"
-        return _at(name, text, f"{pointer}/{_escape(extra)}", message, key=True)
+        return _at(name, text, f"{pointer}/{escape(extra)}", message, key=True)
     if validator == "required" and isinstance(instance, Mapping):
         missing = next(field for field in value if field not in instance)
         # the field is named by the pointer; the place is its parent object
@@ -795,13 +800,13 @@ def _schema_error(error: ValidationError, text: str, name: str) -> ManifestError
             name,
             line,
             column,
-            f"{pointer}/{_escape(missing)}",
+            f"{pointer}/{escape(missing)}",
             f"required field {missing!r} is missing",
         )
     if validator == "type":
         expected = value if isinstance(value, list) else [value]
         message = (
-            f"must be {' or '.join(_article(t) for t in expected)}, not {_json_type(instance)}"
+            f"must be {' or '.join(article(t) for t in expected)}, not {a_json_type(instance)}"
         )
     elif validator == "enum":
         choices = ", ".join(json.dumps(choice) for choice in value)
@@ -879,7 +884,7 @@ def _position(text: str, pointer: str, *, key: bool, nearest: bool) -> tuple[int
     root = _compose(text)
     if root is None:
         return None
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    tokens = split_pointer(pointer)
     node: Node = root
     key_node: Node | None = None
     for token in tokens:
@@ -929,7 +934,7 @@ def _pointer_at(root: Node, line: int, column: int, *, keys_only: bool) -> str |
         children: list[tuple[Node, str]] = []
         if isinstance(node, MappingNode):
             for key, value in node.value:
-                child = f"{pointer}/{_escape(str(key.value))}"
+                child = f"{pointer}/{escape(str(key.value))}"
                 if keys_only and (key.start_mark.line, key.start_mark.column) == want:
                     return child
                 children.append((value, child))
@@ -943,11 +948,7 @@ def _pointer_at(root: Node, line: int, column: int, *, keys_only: bool) -> str |
 
 
 def _pointer(path: Iterable[str | int]) -> str:
-    return "".join(f"/{_escape(str(part))}" for part in path)
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+    return join_pointer(path)
 
 
 def _shorten(text: str) -> str:
@@ -956,34 +957,3 @@ def _shorten(text: str) -> str:
 
 def _show(value: Any) -> str:
     return _shorten(json.dumps(value, ensure_ascii=False))
-
-
-_ARTICLES = {
-    "array": "an array",
-    "boolean": "a boolean",
-    "integer": "an integer",
-    "null": "null",
-    "number": "a number",
-    "object": "an object",
-    "string": "a string",
-}
-
-
-def _article(json_type: str) -> str:
-    return _ARTICLES.get(json_type, json_type)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"

@@ -156,10 +156,16 @@ def python_block(markdown: str, heading: str) -> str:
 
 
 def run_against(
-    markdown: str, address: str, url: str, workdir: Path, home: Path, timeout: float
+    markdown: str,
+    address: str,
+    url: str,
+    workdir: Path,
+    home: Path,
+    timeout: float,
+    source: str = "README.md",
 ) -> list[Mismatch]:
-    """Every transcript of `markdown`, the registry's `address` as written
-    replaced by `url` (a registry this test serves), with the virtual
+    """Every transcript of `markdown` (the file `source`), the registry's `address` as
+    written replaced by `url` (a registry this test serves), with the virtual
     environment's `bin` first on PATH as `. .venv/bin/activate` leaves it."""
     import os
     import sys
@@ -167,7 +173,8 @@ def run_against(
     from tests.serving import env_with
 
     commands = [
-        Command(c.text.replace(address, url), c.expected, c.line, c.source) for c in parse(markdown)
+        Command(c.text.replace(address, url), c.expected, c.line, c.source)
+        for c in parse(markdown, source)
     ]
     env = env_with(
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

@@ -393,7 +393,7 @@ def caps(**capabilities: Any) -> dict[str, Any]:
         (
             caps(resources={"listChanged": 1}),
             "/capabilities/resources/listChanged",
-            "`resources.listChanged` must be a boolean, not a number",
+            "`resources.listChanged` must be a boolean, not an integer",
         ),
         (
             caps(tools={"listChanged": None}),

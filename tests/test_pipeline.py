@@ -30,7 +30,7 @@ import pytest_asyncio
 import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 
-from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError
+from registry.cli import EXIT_BREAKING, EXIT_OK, EXIT_USAGE, VERBS, InputError, Verb
 from registry.cli.pipeline import PIPELINE_VERBS
 from registry.compat import classify, suggested_converter
 from tests.api.conftest import ADMIN_TOKEN, TEST_NAMESPACES, Registry, free_port, serve
@@ -213,23 +213,28 @@ class Result:
         return json.loads(self.out)
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The pipeline verbs under a parser built the way registry.cli builds its own."""
+def _parser(verbs: list[Verb]) -> argparse.ArgumentParser:
+    """The verbs under a parser built the way registry.cli builds its own."""
     parser = argparse.ArgumentParser(prog="registry")
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb in PIPELINE_VERBS:
+    for verb in verbs:
         subparser = subparsers.add_parser(verb.name, help=verb.summary)
         verb.add_arguments(subparser)
         subparser.set_defaults(run=verb.run)
     return parser
 
 
-async def run(*argv: str, tty: bool = False) -> Result:
+async def run(*argv: str, tty: bool = False, verbs: list[Verb] = PIPELINE_VERBS) -> Result:
+    """A verb (the pipeline's, unless `verbs` says) in a thread of this process, its
+    output captured."""
     out, err = _ThreadStream(sys.stdout, False), _ThreadStream(sys.stderr, tty)
 
     def call() -> int:
         out.owner = err.owner = threading.get_ident()
-        args = _parser().parse_args(list(argv))
+        try:
+            args = _parser(verbs).parse_args(list(argv))
+        except SystemExit as exit_:  # a usage error, as registry.cli.main answers it
+            return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
         try:
             return int(args.run(args))
         except InputError as error:  # as registry.cli.main reports it
@@ -538,7 +543,12 @@ async def test_json_output_follows_the_plan_schema(registry: Registry, tmp_path:
         document = check(refused.json)
         assert document["accepted"] is False and document["applied"] is False
         decision = document["tools"][0]["decisions"][0]
-        assert (decision["version"], decision["options"]) == (1, ["retire", "converter"])
+        assert (decision["version"], decision["options"]) == (1, ["retire", "converter", "accept"])
+        # `filters` is now required and nothing gives it a value: no converter is made up
+        assert decision["suggested_ops"] == []
+        assert [(u["kind"], u["fill"]) for u in decision["unrepairable"]] == [
+            ("required-added", "/filters")
+        ]
         deprecating = SEARCH_V1 + 'deprecate: [{version: 1, sunset: "2027-06-01T00:00:00Z"}]\n'
         write(tools, "search/search.yaml", deprecating)
         planned = check((await run("plan", str(tools), *online(registry), "--format", "json")).json)

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from registry.compat import LIMITS, Side
-from registry.compat.classify import _change, _rewritten, _walked
+from registry.compat import LIMITS, ClassificationError, Limits, Side
+from registry.compat.classifier import _change, _walked, classify_schemas, rewritten
+from registry.compat.dialects import ANNOTATIONS
 from registry.compat.surface import surface_changes
 from tests.corpus import load_pairs
 from tests.test_soundness import mutated, object_schemas, objects_in
@@ -36,11 +37,11 @@ def _key(changes: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def _as_surfaced(old: Any, new: Any) -> list[tuple[Any, ...]] | None:
-    found = surface_changes(old, new, POINTER)
+    found = surface_changes(old, new, POINTER, LIMITS)
     if found is None:
         return None
     # as `classify` reads it: no finding at all is a rewrite with the same meaning
-    return _key([_change(Side.INPUT, finding) for finding in found or [_rewritten(POINTER)]])
+    return _key([_change(Side.INPUT, finding) for finding in found or [rewritten(POINTER)]])
 
 
 def test_corpus_pairs_surface_as_the_walk_reports() -> None:
@@ -99,7 +100,8 @@ def surface_edits(draw: Any, schema: dict[str, Any]) -> dict[str, Any]:
             key = draw(st.sampled_from(sorted(target["properties"])))
             sub = target["properties"][key]
             if isinstance(sub, dict):
-                sub["description"] = draw(st.sampled_from(["one", "two"]))
+                annotation = draw(st.sampled_from(sorted(ANNOTATIONS)))
+                sub[annotation] = draw(st.sampled_from(["one", "two", True, 1]))
         elif edit == "require" and name not in target["properties"]:
             target["properties"][name] = {"type": "string"}
             target.setdefault("required", []).append(name)
@@ -229,3 +231,96 @@ def test_a_widened_enum_and_a_name_no_longer_required_are_settled() -> None:
     assert surfaced is not None
     assert surfaced == _as_walked(old, new)
     assert [kind for kind, *_ in surfaced] == ["enum-widened", "required-removed"]
+
+
+def _deep(levels: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    schema = leaf
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def _wide(description: str) -> dict[str, Any]:
+    branches = [{"type": "object", "properties": {f"k{i}": {"type": "string"}}} for i in range(40)]
+    branches[7] = {**branches[7], "description": description}
+    return {"type": "object", "properties": {"v": {"anyOf": branches}}}
+
+
+def _ref_beside(description: str) -> dict[str, Any]:
+    """A schema that holds a `$ref` beside the property whose description changes."""
+    return {
+        "$ref": "#/$defs/d",
+        "type": "object",
+        "properties": {"q": {"type": "string", "description": description}},
+        "$defs": {"d": _deep(20, {})},
+    }
+
+
+def _referring(hops: int, description: str) -> dict[str, Any]:
+    """A property whose schema reaches a string through `hops` `$defs`, each a `$ref`."""
+    defs = {
+        f"d{i}": {"type": "object", "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"}}}
+        for i in range(hops)
+    }
+    defs[f"d{hops}"] = {"type": "string"}
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {"p": {"$ref": "#/$defs/d0"}},
+        "$defs": defs,
+    }
+
+
+LIMITED = [
+    Limits(max_depth=5),
+    Limits(max_walk_depth=5),
+    Limits(max_nodes=3),
+    Limits(max_nodes=30),
+    Limits(max_steps=0),
+    Limits(max_branch_pairs=1),
+]
+SURFACE_PAIRS = {
+    "deep description": (
+        _deep(20, {"type": "string"}),
+        _deep(20, {"type": "string", "description": "d"}),
+    ),
+    "deep addition": (
+        _deep(20, {"type": "object", "properties": {}}),
+        _deep(20, {"type": "object", "properties": {"n": {"type": "integer"}}}),
+    ),
+    "wide union": (_wide("one"), _wide("two")),
+    # the depth is where the pass does not go: a part both versions hold, an
+    # added property's schema, `$ref` hops through `$defs`
+    "deep sibling": (
+        {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}},
+        {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}, "title": "t"},
+    ),
+    "deep added schema": (
+        _deep(1, {"type": "string"}),
+        _deep(0, {"type": "object", "properties": {"a": {"type": "string"}, "n": _deep(20, {})}}),
+    ),
+    "ref beside the change": (_ref_beside("one"), _ref_beside("two")),
+    "deep through refs": (
+        _referring(20, "one"),
+        _referring(20, "two"),
+    ),
+}
+
+
+def _outcome(run: Any) -> Any:
+    try:
+        return _key(run())
+    except ClassificationError as refused:
+        return str(refused)
+
+
+@pytest.mark.parametrize("limits", LIMITED, ids=repr)
+@pytest.mark.parametrize("pair", sorted(SURFACE_PAIRS))
+def test_the_cheap_pass_honours_limits(limits: Limits, pair: str) -> None:
+    """What the classifier answers under tight limits is what the walk alone
+    answers under them: a report, or the same refusal (a 20-deep schema with
+    `max_depth=5` is refused whether a description or a type changed)."""
+    old, new = SURFACE_PAIRS[pair]
+    assert _as_surfaced(old, new) is not None  # the cheap pass settles it under the defaults
+    classified = _outcome(lambda: classify_schemas(old, new, Side.INPUT, limits=limits).changes)
+    assert classified == _outcome(lambda: _walked(old, new, POINTER, Side.INPUT, limits))

@@ -13,6 +13,7 @@ for a valid token and the handler checks the scopes once it has parsed them.
              only what the token may read)
     report   `ns:report` (or higher) on the `{ns}` of the path: a gated server's usage counts
     publish  `ns:publish` (or higher) on the `{ns}` of the path
+    review   `ns:review` (or admin) on the `{ns}` of the path: approve or reject a held version
     admin    `ns:admin` on the `{ns}` of the path
     token    any valid token
     publish-any  a token with `publish` (or higher) on some namespace (`/v1/apply`:
@@ -44,7 +45,9 @@ from registry.api.services import principal, services
 
 __all__ = ["NEEDS", "Need", "authorize", "require_coverage"]
 
-Need = Literal["open", "metrics", "token", "read", "report", "publish", "publish-any", "admin"]
+Need = Literal[
+    "open", "metrics", "token", "read", "report", "publish", "review", "publish-any", "admin"
+]
 
 NEEDS: Final[dict[str, Need]] = {
     # ops.py
@@ -80,6 +83,10 @@ NEEDS: Final[dict[str, Need]] = {
     "report_usage": "report",
     "tool_usage": "read",
     "version_usage": "read",
+    # reviews.py
+    "list_reviews": "read",
+    "approve_version": "review",
+    "reject_version": "review",
     # namespace_policy.py
     "get_namespace_policy": "read",
     "put_namespace_policy": "admin",
@@ -94,7 +101,12 @@ NEEDS: Final[dict[str, Need]] = {
 }
 
 
-_SCOPED: Final[dict[str, Action]] = {"report": "report", "publish": "publish", "admin": "admin"}
+_SCOPED: Final[dict[str, Action]] = {
+    "report": "report",
+    "publish": "publish",
+    "review": "review",
+    "admin": "admin",
+}
 
 
 def _ours(handler: BaseRouteHandler) -> bool:

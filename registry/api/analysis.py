@@ -42,17 +42,21 @@ from registry.policy.publishing import (
     plan_publish,
     verify_converter,
 )
+from registry.policy.review import Assessment, risks_of
+from registry.policy.review import assess as assess_publish
 from registry.policy.routes import RouteFinder, RouteStep
 from registry.policy.verify import ToolVerdict, VerifyError, verify_listing
 from registry.store import Alias, Converter, ToolState, Version
 
 __all__ = [
+    "assess",
     "checked_body",
     "classify_definitions",
     "console_listing",
     "console_manifests",
     "converter_report",
     "deprecate_decisions",
+    "diff",
     "diff_rows",
     "lower_priority",
     "plan",
@@ -192,6 +196,27 @@ def plan(
 
 
 @_bounded
+def assess(
+    state: ToolState,
+    definition: dict[str, Any],
+    digest: str,
+    data: PublishRequest,
+    policy: NamespacePolicy,
+    other_tools: Sequence[str] | None = None,
+) -> Assessment:
+    """`plan`, the risk findings against current, and whether the version waits for
+    review (registry.policy.review), in one call: the scan reads what plan read.
+    `other_tools`: the names a finding looks for (None: the namespace's other tools)."""
+    others = state.other_tools if other_tools is None else other_tools
+    try:
+        return assess_publish(state, definition, digest, data, _FINDER, policy, others)
+    except PolicyError as exc:
+        raise _policy_problem(exc) from exc
+    except ClassificationError as exc:
+        raise _definition_problem(exc.message, "/definition" + exc.pointer) from exc
+
+
+@_bounded
 def plan_manifest(
     index: int,
     state: ToolState,
@@ -199,10 +224,12 @@ def plan_manifest(
     digest: str,
     aliases: Sequence[Alias],
     policy: NamespacePolicy,
+    other_tools: Sequence[str] = (),
 ) -> ToolPlan:
-    """`plan_tool` of one manifest of a bundle (its problems point into the bundle)."""
+    """`plan_tool` of one manifest of a bundle (its problems point into the bundle);
+    `other_tools`: the namespace's other tools, the bundle's included."""
     try:
-        return plan_tool(state, body, digest, _FINDER, aliases, policy)
+        return plan_tool(state, body, digest, _FINDER, aliases, policy, other_tools)
     except PolicyError as exc:
         raise ApiError(
             exc.code,
@@ -221,6 +248,13 @@ def report(old: Version, new: Version) -> ChangeReport:
         return _FINDER.report(old, new)
     except ClassificationError as exc:
         raise ApiError("analysis-over-budget", f"the engine refused: {exc.message}") from exc
+
+
+@_bounded
+def diff(old: Version, new: Version, other_tools: Sequence[str]) -> tuple[ChangeReport, list[Any]]:
+    """The change report from `old` to `new` and what `new` adds that a model may obey or
+    a person may not see (the risk findings), in one call."""
+    return report(old, new), risks_of(old.definition, new.definition, other_tools)
 
 
 @_bounded
@@ -275,19 +309,21 @@ def deprecate_decisions(state: ToolState, number: int, sunset: datetime | None) 
 def timeline_analysis(
     versions: Sequence[Version], converters: Sequence[Converter]
 ) -> tuple[dict[int, ChangeReport], dict[int, list[RouteStep]]]:
-    """The console's timeline: each version's report from the one before, and each
-    served version's route to current (as the toolset payload routes them)."""
+    """The console's timeline: each version's report from the one before (held versions
+    included), and each served version's route to current (as the toolset payload routes
+    them: through released versions only)."""
     reports: dict[int, ChangeReport] = {}
     for old, new in pairwise(versions):
         try:
             reports[new.version] = _FINDER.report(old, new)
         except ClassificationError:
             continue  # shown without a report; the diff page says why
-    served = [v for v in versions if v.state != "retired"]
+    released = [v for v in versions if v.state not in ("pending", "rejected")]
+    served = [v for v in released if v.served]
     routes = {}
     for version in served:
         route = _FINDER.route(
-            versions, converters, start=version.version, target=served[-1].version
+            released, converters, start=version.version, target=served[-1].version
         )
         if route is not None:
             routes[version.version] = route

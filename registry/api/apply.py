@@ -30,7 +30,7 @@ from registry.api.problems import (
     problem_responses,
 )
 from registry.api.services import Services, principal, request_id, services
-from registry.api.tools import store_decision
+from registry.api.tools import held, store_decision
 from registry.api.usage import plan_with_usage
 from registry.policy.acceptance import NamespacePolicy
 from registry.policy.plan import (
@@ -43,6 +43,7 @@ from registry.policy.plan import (
     ToolPlan,
     plan_policy,
 )
+from registry.policy.review import Assessment
 from registry.store import (
     Conflict,
     Db,
@@ -145,6 +146,13 @@ async def _namespace_steps(
     return steps
 
 
+def _other_tools(state: ToolState, bodies: list[ManifestBody]) -> list[str]:
+    """The namespace's other tools, those the bundle adds included (what a risk finding
+    of `tool-reference-added` looks for)."""
+    bundled = {b.tool["name"] for b in bodies if b.namespace == state.namespace}
+    return sorted({*state.other_tools, *bundled} - {state.tool})
+
+
 def _where(data: ApplyRequest, namespace: str) -> str:
     """The pointer of the first manifest of the bundle naming `namespace`."""
     for index, body in enumerate(data.manifests):
@@ -181,8 +189,9 @@ async def _plans(
         state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
         aliases = await repository.list_aliases(db, body.namespace)
         policy = bundled.get(body.namespace) or NamespacePolicy.stored(state.policy)
+        others = _other_tools(state, bodies)
         planned = await svc.budget.run(
-            request, analysis.plan_manifest, index, state, body, digest, aliases, policy
+            request, analysis.plan_manifest, index, state, body, digest, aliases, policy, others
         )
         plans.append(await plan_with_usage(svc, db, index, body, planned))
     return plans
@@ -194,6 +203,7 @@ async def _execute(
     conn: Db,
     body: ManifestBody,
     plan: ToolPlan,
+    bundle: list[ManifestBody],
     who: str | None,
     rid: str | None,
 ) -> None:
@@ -202,10 +212,12 @@ async def _execute(
 
         async def decide(state: ToolState) -> PublishPlan | Refusal:
             policy = NamespacePolicy.stored(state.policy)
-            outcome = await svc.budget.run(
-                request, analysis.plan, state, body.tool, plan.digest, body.request(), policy
+            asked = body.request()
+            others = _other_tools(state, bundle)
+            found: Assessment = await svc.budget.run(
+                request, analysis.assess, state, body.tool, plan.digest, asked, policy, others
             )
-            return store_decision(outcome, {"source": body.source})
+            return store_decision(found.outcome, {"source": body.source}, hold=held(found, asked))
 
         await repository.publish(
             conn, ns, tool, body.tool, plan.digest, decide, who, rid, create_namespace=False
@@ -267,6 +279,7 @@ async def _execute(
         "version-in-use",
         "acceptance-unmatched",
         "policy-invalid",
+        "version-rejected",
         *ANALYSIS_PROBLEMS,
         *WRITE_PROBLEMS,
         *SERVER_PROBLEMS,
@@ -371,7 +384,14 @@ async def apply(
                 )
             for body, tool_plan in zip(data.manifests, plans, strict=True):
                 await _execute(
-                    request, svc, conn, body, tool_plan, who.token_id, request_id(request)
+                    request,
+                    svc,
+                    conn,
+                    body,
+                    tool_plan,
+                    data.manifests,
+                    who.token_id,
+                    request_id(request),
                 )
     except PublishRefused as exc:
         raise ApiError(

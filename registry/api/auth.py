@@ -1,7 +1,10 @@
 """Bearer tokens and scopes.
 
 A scope is `<namespace>:<action>` or `*:<action>`; actions rank
-`read` < `report` < `publish` < `admin` (a higher one allows the lower).
+`read` < `report` < `publish` < `admin` (a higher one allows the lower), and
+`read` < `review` < `admin` beside them: `review` approves or rejects the
+versions a namespace holds for review, and neither `review` nor `publish`
+allows the other (a pipeline's token never approves what it published).
 `report` is what a gated server needs: read its toolset and send usage counts
 (`POST /v1/namespaces/{ns}/usage`), and nothing that changes a definition. Tokens are
 stored as hashes only (`repository.hash_token`), so a lookup compares hashes
@@ -21,8 +24,15 @@ from registry.api.problems import ApiError
 
 __all__ = ["ACTIONS", "Action", "Principal", "bearer_secret", "parse_scope"]
 
-Action = Literal["read", "report", "publish", "admin"]
-ACTIONS: Final[dict[str, int]] = {"read": 0, "report": 1, "publish": 2, "admin": 3}
+Action = Literal["read", "report", "publish", "review", "admin"]
+# what each action allows: itself and those below it in the order of the module docstring
+ACTIONS: Final[dict[str, frozenset[str]]] = {
+    "read": frozenset({"read"}),
+    "report": frozenset({"read", "report"}),
+    "publish": frozenset({"read", "report", "publish"}),
+    "review": frozenset({"read", "review"}),
+    "admin": frozenset({"read", "report", "publish", "review", "admin"}),
+}
 BOOTSTRAP_ID: Final = "bootstrap"
 
 
@@ -30,8 +40,8 @@ def parse_scope(scope: str) -> tuple[str, str]:
     namespace, _, action = scope.partition(":")
     if not namespace or action not in ACTIONS:
         raise ValueError(
-            f"scope {scope!r} is not <namespace>:<action> with action read, report, publish "
-            "or admin"
+            f"scope {scope!r} is not <namespace>:<action> with action read, report, publish, "
+            "review or admin"
         )
     return namespace, action
 
@@ -44,10 +54,9 @@ class Principal(msgspec.Struct, frozen=True):
 
     def allows(self, namespace: str | None, action: Action) -> bool:
         """`namespace=None` asks for the action on every namespace (`*:` scopes only)."""
-        needed = ACTIONS[action]
         for scope in self.scopes:
             granted_ns, granted = parse_scope(scope)
-            if ACTIONS[granted] < needed:
+            if action not in ACTIONS[granted]:
                 continue
             if granted_ns == "*" or (namespace is not None and granted_ns == namespace):
                 return True
@@ -56,7 +65,7 @@ class Principal(msgspec.Struct, frozen=True):
     def require_somewhere(self, action: Action) -> None:
         """401 for an anonymous caller, 403 unless some scope grants `action` (or higher)."""
         self.require_token()
-        if not any(ACTIONS[parse_scope(s)[1]] >= ACTIONS[action] for s in self.scopes):
+        if not any(action in ACTIONS[parse_scope(s)[1]] for s in self.scopes):
             raise ApiError(
                 "forbidden",
                 f"token {self.token_id} has no {action} scope (or a higher one) on any namespace",

@@ -31,16 +31,13 @@ from typing import Any, Final
 import msgspec
 
 from registry.api.problems import ApiError
+from registry.pointers import escape
 
 __all__ = ["MAX_SAFE_INTEGER", "Caps"]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 _UNIONS: Final = frozenset({"anyOf", "oneOf", "allOf"})
 _ENCODER: Final = msgspec.json.Encoder()
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 class Caps(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,7 +110,7 @@ class Caps(msgspec.Struct, frozen=True, kw_only=True):
                         )
             for key, child in items:
                 if isinstance(child, dict | list | int):
-                    stack.append((child, f"{where}/{_escape(str(key))}", depth + 1))
+                    stack.append((child, f"{where}/{escape(str(key))}", depth + 1))
 
 
 def _too_large(name: str, limit: int, found: int, where: str, unit: str) -> ApiError:

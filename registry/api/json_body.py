@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from registry.api.problems import ApiError
 from registry.documents import DocumentError, check_json_limits
+from registry.pointers import escape
 
 __all__ = ["MAX_BODY_NODES", "check_document"]
 
@@ -112,5 +113,4 @@ def _nodes(document: Any) -> Iterator[tuple[str, Any, str]]:
         else:
             continue
         for name, child in items:
-            token = str(name).replace("~", "~0").replace("/", "~1")
-            stack.append((child, f"{pointer}/{token}", str(name)))
+            stack.append((child, f"{pointer}/{escape(str(name))}", str(name)))

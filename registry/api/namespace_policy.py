@@ -1,7 +1,9 @@
 """`GET/PUT /v1/namespaces/{ns}/policy`: what a namespace accepts without a decision.
 
 The policy relaxes named kinds for the namespace or for one tool, or turns
-gating off (`registry.policy.acceptance`); the default is the strict rules.
+gating off (`registry.policy.acceptance`), and says which new versions wait for
+review (`review`, `four_eyes`: `registry.policy.review`); the default is the
+strict rules, with no review.
 Reading it needs `ns:read` (publishers and pipelines see what their publishes
 meet); setting it needs `ns:admin` and is audited (`namespace.policy`).
 """
@@ -43,12 +45,19 @@ def policy_problem(policy: NamespacePolicy, prefix: str = "") -> ApiError | None
 
 
 def to_document(policy: NamespacePolicy) -> dict[str, Any]:
-    """The stored document of a policy: every field written out."""
-    return {
+    """The stored document of a policy: every field written out, except the review
+    fields at their defaults (a replica that predates review refuses fields it does not
+    know: a namespace that never asked for review stays readable to it)."""
+    document: dict[str, Any] = {
         "gating": policy.gating,
         "reason": policy.reason,
         "relax": [{"kind": r.kind, "tool": r.tool, "reason": r.reason} for r in policy.relax],
     }
+    if policy.review != "off":
+        document["review"] = policy.review
+    if policy.four_eyes:
+        document["four_eyes"] = True
+    return document
 
 
 def _answer(
@@ -65,6 +74,8 @@ def _answer(
         reason=policy.reason,
         relax=policy.relax,
         updated_at=record.updated_at if record is not None else None,
+        review=policy.review,
+        four_eyes=policy.four_eyes,
         changed=changed,
         warnings=warnings or [],
     )
@@ -85,7 +96,8 @@ async def get_namespace_policy(request: Request[Any, Any, Any], ns: NamespaceNam
 
 @put(
     "/v1/namespaces/{ns:str}/policy",
-    summary="Set the namespace's policy: relax named kinds, or turn gating off (audited)",
+    summary="Set the namespace's policy: relax named kinds, turn gating off, ask for review "
+    "(audited)",
     status_code=200,
     responses=problem_responses(
         *GUARDED_PROBLEMS,

@@ -46,6 +46,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "invalid-request": ProblemType(400, "The request is malformed"),
     "unauthenticated": ProblemType(401, "A valid bearer token is required"),
     "forbidden": ProblemType(403, "The token lacks the scope this needs"),
+    "four-eyes": ProblemType(403, "The namespace asks another token to approve this version"),
     "not-found": ProblemType(404, "No such resource"),
     "namespace-not-found": ProblemType(404, "The namespace does not exist"),
     "method-not-allowed": ProblemType(405, "Method not allowed"),
@@ -54,6 +55,7 @@ PROBLEMS: Final[dict[str, ProblemType]] = {
     "conflict": ProblemType(409, "The request conflicts with what is stored"),
     "illegal-transition": ProblemType(409, "A lifecycle state only moves forward"),
     "version-in-use": ProblemType(409, "The version is still called (require_idle)"),
+    "version-rejected": ProblemType(409, "This definition was rejected in review"),
     "not-writable": ProblemType(
         409, "The registry or the namespace is in a mode that refuses writes"
     ),

@@ -8,7 +8,7 @@ from typing import Annotated, Final
 
 import msgspec
 
-from registry.policy.usage import parse_duration
+from registry.policy.callers import parse_duration
 
 __all__ = ["BODY_READ_TIMEOUT", "HEADER_READ_TIMEOUT", "Settings"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
@@ -66,10 +67,12 @@ from registry.policy.publishing import (
     PublishOutcome,
     PublishRequest,
 )
+from registry.policy.review import Assessment, kept_request
 from registry.store import (
     Acceptance,
     Conflict,
     Deprecation,
+    Hold,
     IllegalTransition,
     NamespaceNotFound,
     NewConverter,
@@ -177,23 +180,37 @@ async def _validated(
     return digest
 
 
-async def _plan(
+async def assessed(
     request: Request[Any, Any, Any],
     svc: Services,
     state: ToolState,
     definition: dict[str, Any],
     digest: str,
     data: PublishRequest,
-) -> PublishOutcome:
+) -> Assessment:
+    """The publishing rule's outcome, the risk findings and whether the version waits
+    for review (registry.policy.review), in a worker."""
     started = time.perf_counter()
     try:
         policy = NamespacePolicy.stored(state.policy)
-        outcome: PublishOutcome = await svc.budget.run(
-            request, analysis.plan, state, definition, digest, data, policy
+        found: Assessment = await svc.budget.run(
+            request, analysis.assess, state, definition, digest, data, policy
         )
-        return outcome
+        return found
     finally:
         svc.metrics.classification.observe(time.perf_counter() - started)
+
+
+def held(found: Assessment, data: PublishRequest) -> Hold | None:
+    """What the store keeps of a version the review policy holds; None: it lands."""
+    if found.review is None:
+        return None
+    return Hold(
+        review=found.review,
+        request=kept_request(data),
+        risks=msgspec.to_builtins(found.risks),
+        against=found.against,
+    )
 
 
 @post(
@@ -211,12 +228,19 @@ async def _plan(
             "breaking-change",
             *POLICY_PROBLEMS,
             "version-in-use",
+            "version-rejected",
             "acceptance-unmatched",
             *ANALYSIS_PROBLEMS,
             *WRITE_PROBLEMS,
             *SERVER_PROBLEMS,
         ),
         **also_answers(200, PublishAnswer, "The same digest is already stored: that version"),
+        **also_answers(
+            202,
+            PublishAnswer,
+            "Held for review (the namespace policy's `review`): stored `pending`, served "
+            "nowhere until approved",
+        ),
     },
 )
 async def publish(
@@ -237,13 +261,16 @@ async def publish(
         data.require_idle,
         deprecate=[(d.version, d.sunset) for d in data.deprecate],
     )
-    outcomes: list[PublishOutcome] = []
+    assessments: list[Assessment] = []
 
     async def decide(state: ToolState) -> PublishPlan | Refusal:
-        outcome = await _plan(request, svc, state, definition, digest, data)
-        outcomes.append(outcome)
+        found = await assessed(request, svc, state, definition, digest, data)
+        assessments.append(found)
+        outcome = found.outcome
         return store_decision(
-            outcome, {"severity": outcome.report.severity if outcome.report else None}
+            outcome,
+            {"severity": outcome.report.severity if outcome.report else None},
+            hold=held(found, data),
         )
 
     try:
@@ -277,14 +304,19 @@ async def publish(
     except (NotFound, IllegalTransition) as exc:
         svc.metrics.publishes.labels("invalid").inc()
         raise ApiError("illegal-transition", str(exc)) from exc
-    svc.metrics.publishes.labels("created" if result.created else "existing").inc()
     version = result.version
+    if version.state == "rejected":
+        svc.metrics.publishes.labels("refused").inc()
+        raise rejected_problem(version)
+    svc.metrics.publishes.labels("created" if result.created else "existing").inc()
+    found = assessments[-1] if assessments and result.created else None
+    pending = version.state == "pending"
     return Response(
         PublishAnswer(
             version=version.version,
             digest=version.digest,
             state=version.state,
-            report=outcomes[-1].report if outcomes else None,
+            report=found.outcome.report if found else None,
             created=result.created,
             retired=result.retired,
             deprecated=result.deprecated,
@@ -293,15 +325,30 @@ async def publish(
                 for e in evidence
                 if e.message and e.usage.version in {*result.retired, *result.deprecated}
             ],
-            acceptances=outcomes[-1].acceptances if outcomes and result.created else [],
+            acceptances=found.outcome.acceptances if found and not pending else [],
+            risks=found.risks if found else [],
+            review=found.review if found and pending else None,
+            superseded=result.superseded,
         ),
-        status_code=201 if result.created else 200,
+        status_code=202 if pending else 201 if result.created else 200,
         headers={"Location": _version_path(ns, tool, version.version)},
     )
 
 
-def store_decision(outcome: PublishOutcome, detail: dict[str, Any]) -> PublishPlan | Refusal:
-    """What the store's `decide` seam answers for an outcome of the publishing rule."""
+def rejected_problem(version: Version) -> ApiError:
+    """409 `version-rejected`: a definition rejected in review is never published again."""
+    return ApiError(
+        "version-rejected",
+        f"this definition of {version.tool} was rejected in review as version "
+        f"{version.version}, which is final: publish a changed definition",
+    )
+
+
+def store_decision(
+    outcome: PublishOutcome, detail: dict[str, Any], *, hold: Hold | None = None
+) -> PublishPlan | Refusal:
+    """What the store's `decide` seam answers for an outcome of the publishing rule;
+    `hold`: the version waits for review (stored pending, nothing else written)."""
     if not outcome.accepted:
         return Refusal(reason="breaking", detail=outcome)
     accepted = outcome.acceptances
@@ -311,6 +358,7 @@ def store_decision(outcome: PublishOutcome, detail: dict[str, Any]) -> PublishPl
         converters=[NewConverter(c.from_, c.ops) for c in outcome.converters],
         detail={**detail, "acceptances": accepted} if accepted else detail,
         acceptances=accepted,
+        hold=hold,
     )
 
 
@@ -345,27 +393,30 @@ async def check(
     digest = await _validated(request, svc, tool, data)
     await require_namespace(svc, ns)
     state = await repository.load_tool_state(svc.database, ns, tool)
-    existing = next((v for v in state.versions if v.digest == digest), None)
+    existing = next((v for v in [*state.versions, *state.held] if v.digest == digest), None)
     if existing is not None:
         return CheckAnswer(
             version=existing.version,
             digest=digest,
             state=existing.state,
             report=None,
-            accepted=True,
+            accepted=existing.state != "rejected",  # a rejected definition is refused
             existing=True,
             decisions=[],
         )
-    outcome = await _plan(request, svc, state, data.definition, digest, data)
+    found = await assessed(request, svc, state, data.definition, digest, data)
+    outcome = found.outcome
     return CheckAnswer(
         version=outcome.version,
         digest=digest,
-        state="active",
+        state="pending" if found.review else "active",
         report=outcome.report,
         accepted=outcome.accepted,
         existing=False,
         decisions=outcome.decisions,
         acceptances=outcome.acceptances,
+        risks=found.risks,
+        review=found.review,
     )
 
 
@@ -436,7 +487,8 @@ async def diff(
     svc = await reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
     old = await _existing_version(svc, ns, tool, other)
-    report = await svc.budget.run(request, analysis.report, old, new)
+    others = await repository.tool_names(svc.database, ns)
+    report, risks = await svc.budget.run(request, analysis.diff, old, new, others)
     accepted: list[Acceptance] = []
     if other < number and report.breaking:
         # what of this change was accepted on purpose: by the versions after `against`
@@ -449,7 +501,7 @@ async def diff(
             for a in v.acceptances
             if (a.kind, a.path) in found
         ]
-    return DiffAnswer(ns, tool, number, other, report, accepted)
+    return DiffAnswer(ns, tool, number, other, report, accepted, risks)
 
 
 # -- lifecycle ---------------------------------------------------------------
@@ -518,7 +570,7 @@ async def deprecate(
     svc = await writer(request, ns)
     sunset = data.sunset if data is not None else None
     # a sunset that retires (passed, or sooner than the idleness asked for) passes the
-    # idle rule first, as a retirement does (registry.policy.usage.retiring)
+    # idle rule first, as a retirement does (registry.policy.callers.retiring)
     evidence = await check_retirements(
         svc,
         svc.database,
@@ -621,6 +673,14 @@ async def register_converter(
         raise ApiError("request-invalid", "a converter goes from one version to another")
     source = await _existing_version(svc, ns, tool, data.from_)
     target = await _existing_version(svc, ns, tool, data.to)
+    for version in (source, target):
+        if version.state in ("pending", "rejected"):
+            raise ApiError(
+                "illegal-transition",
+                f"version {version.version} of {ns}/{tool} is {version.state}: a converter "
+                "joins released versions (a held version's own converters land with its "
+                "approval)",
+            )
     report = await svc.budget.run(
         request, analysis.converter_report, source, target, data.ops, svc.caps
     )

@@ -40,8 +40,7 @@ from registry.api.problems import (
     problem_responses,
 )
 from registry.api.services import Services, require_namespace, services
-from registry.policy.plan import ManifestBody, ToolPlan
-from registry.policy.usage import (
+from registry.policy.callers import (
     DURATION_PATTERN,
     Evidence,
     RequireIdle,
@@ -53,6 +52,7 @@ from registry.policy.usage import (
     retiring,
     summarize,
 )
+from registry.policy.plan import ManifestBody, ToolPlan
 from registry.sdk.usage import UsageReport
 from registry.store import Db, Version
 from registry.store import usage as store
@@ -206,7 +206,7 @@ def _window(svc: Services, window: str | None) -> timedelta:
 
 
 async def _states(db: Db, ns: str, tool: str) -> dict[int, str]:
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     if not states:
         raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
     return states
@@ -314,7 +314,7 @@ async def judge_retirements(
     pointer: str = "/require_idle",
 ) -> list[Evidence]:
     """The evidence for retiring each of `versions` of a tool, and each it deprecates
-    with a sunset that retires it (`registry.policy.usage.retiring`, the one rule every
+    with a sunset that retires it (`registry.policy.callers.retiring`, the one rule every
     path asks), from its calls: `refused` when it was called within the idleness
     required, a warning `message` when called within the warning window. Retired
     versions and versions the tool does not have are left to the retirement itself.
@@ -324,7 +324,7 @@ async def judge_retirements(
     versions = retiring(versions, deprecate, now=now, require_idle=idle)
     if not versions:
         return []
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     targets = sorted({v for v in versions if states.get(v) not in (None, "retired")})
     if not targets:
         return []
@@ -394,7 +394,7 @@ async def deprecated_callers(
 ) -> list[VersionUsage]:
     """Who called the tool's deprecated versions (and `retiring`) within the warning
     window: what `check` and `plan` show beside the change."""
-    states = await store.version_states(db, ns, tool)
+    states = await store.states_by_version(db, ns, tool)
     wanted = {v for v, state in states.items() if state == "deprecated"}
     wanted |= {v for v in retiring if states.get(v) not in (None, "retired")}
     if not wanted:

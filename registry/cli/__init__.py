@@ -5,12 +5,13 @@ arguments to its subparser, and a function that runs it and returns the exit
 code. The verbs live by group, each module listing its own (`MODULES` below
 says which module holds which verb, so that a run imports only its own):
 
-    engine.py     diff, digest                      (base install)
+    diff_digest.py  diff, digest                    (base install)
     lifecycle.py  history, show, deprecate, retire, alias, converter, and diff on a
                   registry (base install; remote.py holds what they share)
     service.py    serve, migrate, token             ([server] extra, imported inside)
     client.py     sync, capabilities, namespace     (base install)
     usage.py      usage                             (base install)
+    review.py     review list|show|approve|reject   (base install)
     pipeline.py   plan, apply, check                (base install; render.py, offline.py)
     lint.py       lint (registry/lint/: rules and mcp-registry.yaml) (base install)
     capture.py    capture                           ([mcp] extra, imported in live.py)
@@ -45,10 +46,11 @@ __all__ = ["EXIT_BREAKING", "EXIT_OK", "EXIT_USAGE", "VERBS", "InputError", "Ver
 # commit, and `capture`'s MCP client costs more than a `diff`. tests/test_cli.py
 # checks this table against the modules' own lists.
 MODULES: dict[str, tuple[str, ...]] = {
-    "engine": ("diff", "digest"),
+    "diff_digest": ("diff", "digest"),
     "service": ("serve", "migrate", "token"),
     "client": ("sync", "capabilities", "namespace"),
     "lifecycle": ("history", "show", "deprecate", "retire", "alias", "converter"),
+    "review": ("review",),
     "usage": ("usage",),
     "pipeline": ("plan", "apply", "check"),
     "lint": ("lint",),

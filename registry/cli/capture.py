@@ -31,7 +31,9 @@ drops against the manifests DIR held is reported as the breaking change it is
 (`tool-removed`, or `tool-renamed` where the engine pairs it with a tool the
 server now lists), and the server's `serverInfo.version` bump against DIR's
 `initialize.json` is compared with the change (registry/policy/semver.py);
-`--fail-on semver` exits 1, after writing, on a bump that does not match. Files of other namespaces,
+`--fail-on semver` exits 1, after writing, on a bump that does not match. Each
+listed tool's risk findings against the manifest DIR held (a new tool: against
+nothing) are printed too, `--fail-on risk` exiting 1 on one. Files of other namespaces,
 files that are not manifests, and subdirectories are left alone. When an existing
 manifest of a listed tool carries decisions (`retire`, `deprecate`, `converters`,
 `aliases`), they are kept in the rewritten file: capture, add a decision, apply,
@@ -75,6 +77,7 @@ from registry.cli.common import (
 from registry.cli.live import LiveServer, ServerFailure, Surface, read_surface_then
 from registry.cli.releases import compare_listings
 from registry.cli.render_release import semver_line, shown_checks
+from registry.cli.report import risk_evidence
 from registry.compat import Change
 from registry.compat.jsonvalues import json_equal
 from registry.compat.rules_tool import MCP_TOOL_FIELD_ORDER
@@ -82,6 +85,7 @@ from registry.documents import DocumentError, dump_yaml, parse_document, read_so
 from registry.manifests import CAPTURED_INITIALIZE, MANIFEST_SUFFIXES, Manifest, collect_sources
 from registry.policy.capabilities import CapabilityError, parse_initialize
 from registry.policy.semver import SemverCheck
+from registry.risks import Risk, scan
 
 __all__ = ["VERBS", "fail_on_argument", "file_names", "live_manifests", "run_capture", "server_of"]
 
@@ -107,16 +111,17 @@ def namespace_argument(parser: argparse.ArgumentParser, *, required: bool) -> No
 
 
 def fail_on_argument(parser: argparse.ArgumentParser, when: str = "", lint: bool = False) -> None:
-    """`--fail-on semver` (repeatable; `lint` too where `lint` says so): what fails the
-    run besides a breaking change (mcp-registry.yaml's `fail_on` adds to it)."""
+    """`--fail-on semver` and `risk` (repeatable; `lint` too where `lint` says so): what
+    fails the run besides a breaking change (mcp-registry.yaml's `fail_on` adds to it)."""
     parser.add_argument(
         "--fail-on",
         action="append",
-        choices=("semver", "lint") if lint else ("semver",),
+        choices=("semver", "lint", "risk") if lint else ("semver", "risk"),
         default=[],
         help=f"semver: exit 1 {when}when the release's serverInfo.version bump does not "
         "match the change of its tools (a breaking change needs a major bump, an additive "
-        "one a minor one)"
+        f"one a minor one); risk: exit 1 {when}on a risk finding (text aimed at the model, "
+        "a link, hidden characters, a tool named, a weakened annotation)"
         + ("; lint: exit 1 on a finding of the configured lint rules" if lint else ""),
     )
 
@@ -226,6 +231,8 @@ class _Outcome:
     removed: int = 0
     gone: list[Change] = field(default_factory=list)  # tools DIR held that the server dropped
     semver: SemverCheck | None = None
+    # each listed tool's risk findings against the manifest DIR held (none: from nothing)
+    risks: list[tuple[str, Risk]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -290,6 +297,13 @@ def write_capture(directory: Path, namespace: str, surface: Surface) -> _Outcome
     outcome = _Outcome()
     if release is not None:
         outcome.gone, outcome.semver = release
+    listed_names = [tool["name"] for tool in surface.tools]
+    for tool in surface.tools:
+        kept = by_tool.get(tool["name"])
+        before = kept.document.get("tool") if kept else None
+        others = [name for name in listed_names if name != tool["name"]]
+        found = scan(before if isinstance(before, dict) else None, tool, others)
+        outcome.risks += [(tool["name"], risk) for risk in found]
     if not directory.exists():
         _write_new(directory, contents)
         outcome.written = len(contents)
@@ -441,6 +455,9 @@ def run_capture(args: argparse.Namespace) -> int:
         print(f"{change.kind.value}: {change.message} ({change.severity.value})")
     for check in shown_checks([outcome.semver] if outcome.semver is not None else []):
         print(semver_line(check))
+    for tool, risk in outcome.risks:
+        print(f"risk {risk.kind.value}: {tool} {risk.path}: {risk.message}")
+        print(f"  evidence: {risk_evidence(risk)}")
     sys.stdout.flush()  # the file lines before the summary, on a terminal or a shared pipe
     count = len(surface.tools)
     pages = f"{surface.pages} page{'s' if surface.pages != 1 else ''}"
@@ -451,7 +468,9 @@ def run_capture(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     mismatch = outcome.semver is not None and outcome.semver.verdict == "mismatch"
-    return EXIT_BREAKING if mismatch and "semver" in args.fail_on else EXIT_OK
+    if mismatch and "semver" in args.fail_on:
+        return EXIT_BREAKING
+    return EXIT_BREAKING if outcome.risks and "risk" in args.fail_on else EXIT_OK
 
 
 VERBS: list[Verb] = [

@@ -237,6 +237,8 @@ def answer_against(
     policy = _offline_policy(namespace, raw, policies)
     plans: list[ToolPlan] = []
     errors: list[str] = []
+    # what a tool-reference-added finding looks for: the namespace's tools, DIR's included
+    names = sorted({*tools, *(m.name for m in manifests)})
     for manifest in manifests:
         saved = tools.get(manifest.name)
         if saved is None:
@@ -248,7 +250,7 @@ def answer_against(
             _unverifiable_converters(manifest, saved)
             body = manifest.to_body()
             plans.append(
-                plan_tool(saved.state, body, manifest.digest, saved.finder, aliases, policy)
+                plan_tool(saved.state, body, manifest.digest, saved.finder, aliases, policy, names)
             )
         except PolicyError as exc:
             pointer = exc.pointer or "/tool"

@@ -30,10 +30,15 @@ nothing while one is undecided. Where the release names its `serverInfo.version`
 (the live server, DIR's `initialize.json`, the manifests' `server_version`),
 its bump is compared with the change; `--fail-on semver` makes a mismatch fail.
 
+Every format lists each new definition's risk findings (registry.risks) beside
+its changes, and the versions the namespace's review policy would hold
+(`pending`); `--fail-on risk` makes a finding fail `check` and `plan`.
+
 Exit codes: 0 ok; 1 a breaking change lacks its decision (a tool removed
-included), the registry refused the bundle (409), or (`--fail-on semver`) the
-version bump does not match the change; 2 bad manifests, a bad toolset file, an unreachable
-registry, or any other problem answer (401, 403, 422, 5xx).
+included), the registry refused the bundle (409), (`--fail-on semver`) the
+version bump does not match the change, or (`--fail-on risk`) a risk finding;
+2 bad manifests, a bad toolset file, an unreachable registry, or any other
+problem answer (401, 403, 422, 5xx).
 
 Base install only: httpx and msgspec, no service imports.
 """
@@ -274,6 +279,7 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
         live=live,
         policies=policies,
         fail_on_semver="semver" in getattr(args, "fail_on", []),
+        fail_on_risk="risk" in getattr(args, "fail_on", []),
     )
     render(report, args.format, out)
     if args.format == "github":
@@ -290,7 +296,7 @@ def _run(args: argparse.Namespace, mode: Mode) -> int:
             return _store_capabilities(client, captured[0], captured[1])
         return EXIT_OK if answer.applied else EXIT_BREAKING
     linted = _lint(args, config, manifests, out, err) if "lint" in args.fail_on else True
-    if report.semver_failed() or not linted:
+    if report.semver_failed() or report.risk_failed() or not linted:
         return EXIT_BREAKING
     return EXIT_OK if answer.accepted else EXIT_BREAKING
 
@@ -315,7 +321,7 @@ def _configured(args: argparse.Namespace) -> Config:
     if args.from_server is not None and args.namespace is None:
         args.namespace = config.namespace
     wanted = {*getattr(args, "fail_on", []), *(f for f in config.fail_on if f != "breaking")}
-    args.fail_on = sorted(wanted & {"semver", "lint"})  # `risk`: with review (not yet)
+    args.fail_on = sorted(wanted & {"semver", "lint", "risk"})
     return config
 
 
@@ -486,6 +492,8 @@ def _progress(answer: PlanAnswer, err: TextIO) -> None:
     for index, tool in enumerate(answer.tools, 1):
         if not answer.applied:
             status = "refused" if not tool.accepted else "not applied"
+        elif tool.state == "pending" and tool.action != "unchanged":
+            status = f"v{tool.version} held for review (pending)"
         elif tool.action == "create":
             status = f"created v{tool.version}"
         elif tool.action == "new-version":

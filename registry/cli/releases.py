@@ -35,10 +35,10 @@ from registry.compat import Change, ClassificationError, Severity, classify, too
 from registry.compat.kinds import worst
 from registry.documents import DocumentError, read_source
 from registry.manifests import CAPTURED_INITIALIZE, Manifest
+from registry.policy.callers import ToolUsage, VersionUsage
 from registry.policy.capabilities import CapabilityError, CapturedInitialize, parse_initialize
 from registry.policy.plan import PlanAnswer, ServedTool, ToolPlan, ToolRemoval, plan_removals
 from registry.policy.semver import SemverCheck, compare_versions
-from registry.policy.usage import ToolUsage, VersionUsage
 
 __all__ = [
     "NamespaceState",

@@ -63,7 +63,7 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 
 def duration(text: str) -> str:
     """An argparse type: a duration such as `7d` or `12h`, kept as written."""
-    from registry.policy.usage import parse_duration
+    from registry.policy.callers import parse_duration
 
     try:
         parse_duration(text)
@@ -124,12 +124,14 @@ def second(stamp: str | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def print_json(answer: Any, out: TextIO = sys.stdout) -> None:
-    out.write(json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
+def print_json(answer: Any, out: TextIO | None = None) -> None:
+    """`answer` as indented JSON on `out` (None: sys.stdout as it is when called)."""
+    (out or sys.stdout).write(json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
 
 
-def print_table(rows: Sequence[Sequence[str]], out: TextIO = sys.stdout, indent: str = "") -> None:
-    """Columns padded to their widest cell, two spaces apart; the first row is the header."""
+def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None, indent: str = "") -> None:
+    """Columns padded to their widest cell, two spaces apart; the first row is the header
+    (on `out`; None: sys.stdout as it is when called)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         line = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()

@@ -27,10 +27,12 @@ from registry.cli.report import (
     callers_text,
     decision_options,
     decision_subject,
+    held_text,
     lifecycle_text,
     new_namespaces,
     plan_severity,
     policy_lines,
+    risk_evidence,
 )
 from registry.compat import Change, Severity
 from registry.policy.plan import ToolPlan
@@ -80,7 +82,9 @@ def _render_text(report: Report, out: TextIO) -> None:
     for plan in report.answer.tools:
         findings = [f for f in report.findings if f.plan is plan]
         details = lifecycle_text(plan) + callers_text(plan)
-        if not findings and not details and not plan.decisions and not plan.acceptances:
+        held = held_text(plan)
+        shown = findings or details or plan.decisions or plan.acceptances or plan.risks
+        if not shown and held is None:
             continue
         print(file=out)
         print(f"{plan.namespace}/{plan.tool} v{plan.version} ({plan.action})", file=out)
@@ -96,6 +100,13 @@ def _render_text(report: Report, out: TextIO) -> None:
                 print(f"            witness: {compact(change.witness)}", file=out)
         for acceptance in plan.acceptances:
             print(f"  {acceptance_text(acceptance)}", file=out)
+        risk_width = max((len(r.kind.value) for r in plan.risks), default=0)
+        for risk in plan.risks:
+            print(f"  {'risk':<9} {risk.kind.value.ljust(risk_width)}  {risk.path}", file=out)
+            print(f"            {risk.message}", file=out)
+            print(f"            evidence: {risk_evidence(risk)}", file=out)
+        if held is not None:
+            print(f"  {held}", file=out)
         for line in details:
             print(f"  {line}", file=out)
         for decision in plan.decisions:
@@ -201,6 +212,16 @@ def _render_github(report: Report, out: TextIO) -> None:
         title = f"{acceptance.kind} (accepted)"
         message = f"{plan.namespace}/{plan.tool}: {acceptance_text(acceptance)}"
         out.write(_annotation(report, plan, pointer, title, "warning", message))
+    for plan, risk in report.risks:
+        level = "error" if report.fail_on_risk else "warning"
+        message = f"{plan.namespace}/{plan.tool}: {risk.message}; evidence: {risk_evidence(risk)}"
+        title = f"{risk.kind.value} (risk)"
+        out.write(_annotation(report, plan, "/tool" + risk.path, title, level, message))
+    for plan in report.answer.tools:
+        held = held_text(plan)
+        if held is not None:
+            text = f"{plan.namespace}/{plan.tool}: {held}"
+            out.write(_annotation(report, plan, "/tool/name", "held for review", "notice", text))
     for finding in report.findings:
         if finding.accepted is not None:
             continue  # annotated above, with its reason

@@ -13,9 +13,11 @@ from registry.cli.report import (
     callers_text,
     decision_options,
     decision_subject,
+    held_text,
     lifecycle_text,
     plan_severity,
     policy_lines,
+    risk_evidence,
 )
 from registry.compat import Severity
 
@@ -45,6 +47,7 @@ def _table(out: TextIO, headers: Sequence[str], rows: Iterable[Sequence[str]]) -
 
 def render_markdown(report: Report, out: TextIO) -> None:
     ok = report.answer.accepted and (report.mode != "apply" or report.answer.applied)
+    ok = ok and not report.risk_failed()
     icon = "✅" if ok else "❌"
     print(_MARKDOWN_MARKER, file=out)
     print(f"## {icon} {_cell(report.verdict())}", file=out)
@@ -100,6 +103,31 @@ def render_markdown(report: Report, out: TextIO) -> None:
                 )
             )
         _table(out, ("Tool", "Kind", "Severity", "Path", "Message", "Witness"), rows)
+    if report.risks:
+        print(file=out)
+        print("### Risk findings", file=out)
+        print(file=out)
+        _table(
+            out,
+            ("Tool", "Kind", "Path", "Message", "Evidence"),
+            (
+                (
+                    _code(f"{plan.namespace}/{plan.tool}"),
+                    _code(risk.kind.value),
+                    _code(risk.path),
+                    _cell(risk.message),
+                    _code(risk_evidence(risk)),
+                )
+                for plan, risk in report.risks
+            ),
+        )
+    held = [(plan, text) for plan in report.answer.tools if (text := held_text(plan))]
+    if held:
+        print(file=out)
+        print("### Held for review", file=out)
+        print(file=out)
+        for plan, text in held:
+            print(f"- {_code(f'{plan.namespace}/{plan.tool}')}: {_cell(text)}", file=out)
     if report.needed:
         print(file=out)
         print("### Decisions still needed", file=out)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from registry.policy.callers import VersionUsage
 from registry.policy.plan import ToolRemoval
 from registry.policy.semver import SemverCheck
-from registry.policy.usage import VersionUsage
 
 __all__ = [
     "callers_lines",

@@ -24,6 +24,8 @@ from registry.policy.acceptance import Acceptance, NamespacePolicy
 from registry.policy.plan import PlanAnswer, PolicyPlan, ToolPlan, ToolRemoval
 from registry.policy.publishing import Decision
 from registry.policy.semver import SemverCheck
+from registry.risks import Risk
+from registry.risks.characters import visible
 
 __all__ = [
     "Mode",
@@ -33,10 +35,12 @@ __all__ = [
     "callers_text",
     "decision_options",
     "decision_subject",
+    "held_text",
     "lifecycle_text",
     "new_namespaces",
     "plan_severity",
     "policy_lines",
+    "risk_evidence",
 ]
 
 Mode = Literal["plan", "apply", "check"]
@@ -56,7 +60,8 @@ class _Finding:
 
 class Report:
     """`live`: the server the tools were read from (--from-server), whose manifests have
-    no file to point at; `fail_on_semver`: a version bump that does not match fails."""
+    no file to point at; `fail_on_semver`: a version bump that does not match fails;
+    `fail_on_risk`: a risk finding fails."""
 
     def __init__(
         self,
@@ -68,6 +73,7 @@ class Report:
         live: str | None = None,
         policies: Sequence[PolicyManifest] = (),
         fail_on_semver: bool = False,
+        fail_on_risk: bool = False,
     ) -> None:
         self.mode = mode
         self.answer = answer
@@ -76,6 +82,7 @@ class Report:
         self.manifests = {m.key: m for m in manifests}
         self.policies = {p.namespace: p for p in policies}
         self.fail_on_semver = fail_on_semver
+        self.fail_on_risk = fail_on_risk
 
     @property
     def removed(self) -> list[ToolRemoval]:
@@ -96,6 +103,20 @@ class Report:
     def semver_failed(self) -> bool:
         """Whether a version bump fails the run (`--fail-on semver` and a mismatch)."""
         return self.fail_on_semver and any(c.verdict == "mismatch" for c in self.semver)
+
+    @property
+    def risks(self) -> list[tuple[ToolPlan, Risk]]:
+        """Every risk finding, by tool (registry.risks; beside the changes, not one)."""
+        return [(plan, risk) for plan in self.answer.tools for risk in plan.risks]
+
+    def risk_failed(self) -> bool:
+        """Whether the risk findings fail the run (`--fail-on risk` and one found)."""
+        return self.fail_on_risk and bool(self.risks)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the run is refused or failed, for whatever reason."""
+        return self._refusal() is not None
 
     def manifest(self, plan: ToolPlan) -> Manifest | None:
         if self.live is not None:
@@ -195,6 +216,12 @@ class Report:
             mismatched = "; ".join(c.message for c in self.semver if c.verdict == "mismatch")
             reasons.append(f"serverInfo.version (--fail-on semver): {mismatched}")
             breaking = self.mode == "check"
+        if self.risk_failed():
+            count = len(self.risks)
+            names = ", ".join(dict.fromkeys(f"{p.namespace}/{p.tool}" for p, _ in self.risks))
+            noun = "finding" if count == 1 else "findings"
+            reasons.append(f"{count} risk {noun} (--fail-on risk) in {names}")
+            breaking = self.mode == "check"
         if not reasons:
             return None
         return ("failed" if breaking else "refused"), "; ".join(reasons)
@@ -247,6 +274,12 @@ def _counts(answer: PlanAnswer) -> str:
         parts.append(f"{lifecycle} lifecycle change{'s' if lifecycle != 1 else ''}")
     if aliases:
         parts.append(f"{aliases} alias change{'s' if aliases != 1 else ''}")
+    held = sum(p.state == "pending" and p.action != "unchanged" for p in tools)
+    if held:
+        parts.append(f"{held} held for review")
+    risks = sum(len(p.risks) for p in tools)
+    if risks:
+        parts.append(f"{risks} risk finding{'s' if risks != 1 else ''}")
     policies = sum(p.action == "set" for p in answer.policies)
     if policies:
         parts.append(f"{policies} namespace polic{'ies' if policies != 1 else 'y'} to set")
@@ -275,11 +308,41 @@ def acceptance_text(acceptance: Acceptance) -> str:
 
 def _policy_text(policy: NamespacePolicy) -> str:
     if not policy.gating:
-        return f"gating off ({policy.reason})"
-    if not policy.relax:
-        return "the strict rules (gating on, nothing relaxed)"
-    return "; ".join(
-        f"relax {r.kind} for {r.tool or 'every tool'} ({r.reason})" for r in policy.relax
+        text = f"gating off ({policy.reason})"
+    elif not policy.relax:
+        text = "the strict rules (gating on, nothing relaxed)"
+    else:
+        text = "; ".join(
+            f"relax {r.kind} for {r.tool or 'every tool'} ({r.reason})" for r in policy.relax
+        )
+    if policy.review != "off":
+        held = "every new version" if policy.review == "all" else "versions with a risk finding"
+        eyes = ", approved by another token than the publisher's" if policy.four_eyes else ""
+        text += f"; review {policy.review}: {held} wait for an owner{eyes}"
+    return text
+
+
+# -- review ---------------------------------------------------------------------------------
+
+
+def risk_evidence(risk: Risk) -> str:
+    """A finding's evidence on one line, invisible characters written out."""
+    return " ".join(visible(risk.evidence).split())
+
+
+def held_text(plan: ToolPlan) -> str | None:
+    """What happens to a version the review policy holds; None when it lands."""
+    if plan.state != "pending":
+        return None
+    if plan.action == "unchanged":
+        return (
+            f"v{plan.version} is pending review: served nowhere until an owner approves it "
+            f"(registry review approve {plan.namespace} {plan.tool} {plan.version})"
+        )
+    why = "it has a risk finding" if plan.review == "risky" else "every new version waits"
+    return (
+        f"held for review (review: {plan.review}, {why}): v{plan.version} is stored pending, "
+        "served nowhere, its lifecycle changes applied when an owner approves it"
     )
 
 
@@ -325,6 +388,8 @@ def callers_text(plan: ToolPlan) -> list[str]:
 
 
 def decision_options(plan: ToolPlan, decision: Decision) -> str:
+    """What settles `decision`, as a manifest writes it (`accept` names every breaking
+    change left: accepting covers them all; `reason` is yours to write)."""
     options = []
     if "retire" in decision.options:
         options.append(f"retire: [{decision.version}]")
@@ -332,7 +397,11 @@ def decision_options(plan: ToolPlan, decision: Decision) -> str:
         suggested = suggested_converter(decision.suggested_ops)
         ops = compact(suggested) if suggested else "[...]"
         options.append(f"converters: [{{from: {decision.version}, ops: {ops}}}]")
-    return " or ".join(options)
+    if "accept" in decision.options:
+        left = [c for c in decision.report.breaking if acceptance_of(plan, c) is None]
+        entries = ", ".join(f"{{kind: {c.kind.value}, path: {c.path}, reason: ...}}" for c in left)
+        options.append(f"accept: [{entries}]")
+    return " or ".join(options) or "none"
 
 
 def decision_subject(decision: Decision) -> str:

@@ -234,7 +234,7 @@ def _token_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         metavar="SCOPE",
-        help="<namespace|*>:<read|report|publish|admin>; repeat for several",
+        help="<namespace|*>:<read|report|publish|review|admin>; repeat for several",
     )
     create.add_argument("--description", default="", help="what the token is for")
     database_arguments(create)

@@ -122,6 +122,7 @@ _NOUNS: Final = {
     "namespace": ("namespace", "namespaces"),
     "tool": ("tool", "tools"),
     "version": ("version", "versions"),
+    "review": ("review", "reviews"),
     "converter": ("converter", "converters"),
     "alias": ("alias", "aliases"),
     "policy": ("policy", "policies"),
@@ -380,8 +381,8 @@ def _problem(target: str, response: Any) -> str:
 VERBS: list[Verb] = [
     Verb(
         "export",
-        "write namespaces (default: the whole registry) to a file: every version, converter, "
-        "alias, policy, capability record and audit event",
+        "write namespaces (default: the whole registry) to a file: every version, review, "
+        "converter, alias, policy, capability record and audit event",
         _export_arguments,
         run_export,
     ),

@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 
+from registry.compat.bounds import KEYWORDS as BOUND_KEYWORDS
+from registry.compat.bounds import tightest
 from registry.compat.dialects import ANNOTATIONS, UNANALYZABLE, Dialect
 from registry.compat.jsonvalues import json_key
 
@@ -48,12 +50,6 @@ class Folded:
     branches: list[str] = field(default_factory=list)  # where each kept `allOf` branch lives
 
 
-_LOWER = frozenset(
-    {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"}
-)
-_UPPER = frozenset(
-    {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
-)
 _OBJECT = frozenset({"properties", "patternProperties", "additionalProperties"})
 _OBJECT_CLOSERS = frozenset({"patternProperties", "additionalProperties"})
 _ARRAY = frozenset(
@@ -255,10 +251,9 @@ def _combine(key: str, mine: Any, theirs: Any) -> Any:
     if key == "enum" and isinstance(mine, list) and isinstance(theirs, list):
         allowed = {json_key(v) for v in theirs}
         return [v for v in mine if json_key(v) in allowed]
-    if key in _LOWER or key in _UPPER:
-        if not (_is_number(mine) and _is_number(theirs)):
-            return _CONFLICT
-        return max(mine, theirs) if key in _LOWER else min(mine, theirs)
+    if key in BOUND_KEYWORDS:
+        combined = tightest(key, mine, theirs)
+        return _CONFLICT if combined is None else combined
     if key == "uniqueItems" and isinstance(mine, bool) and isinstance(theirs, bool):
         return mine or theirs
     if key == "dependentRequired" and isinstance(mine, dict) and isinstance(theirs, dict):
@@ -280,10 +275,6 @@ def _types(mine: Any, theirs: Any) -> Any:
     out = [t for t in first if t in second or (t == "integer" and "number" in second)]
     out += [t for t in second if t == "integer" and "number" in first and t not in out]
     return out[0] if len(out) == 1 else out
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _code(value: Any) -> bytes:

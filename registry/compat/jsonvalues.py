@@ -6,12 +6,14 @@ every comparison of values in the engine goes through these.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import msgspec
 
 __all__ = [
+    "a_json_type",
+    "article",
     "encode",
     "is_number",
     "json_equal",
@@ -111,6 +113,32 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+# A JSON type as a message names it.
+_ARTICLES = {
+    "array": "an array",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "null": "null",
+    "number": "a number",
+    "object": "an object",
+    "string": "a string",
+}
+_JSON_CLASSES = (type(None), bool, int, float, str, list, Mapping)
+
+
+def article(type_name: str) -> str:
+    """A JSON type's name as a message writes it: `an integer`, `null`."""
+    return _ARTICLES.get(type_name, type_name)
+
+
+def a_json_type(value: Any) -> str:
+    """The JSON type of a value as a message names it (`must be a string, not an
+    integer`); a value JSON has no type for, by its Python class."""
+    if not isinstance(value, _JSON_CLASSES):
+        return type(value).__name__
+    return _ARTICLES[json_type(value) if not isinstance(value, Mapping) else "object"]
 
 
 def json_types(values: Iterable[Any], admitted: Collection[str] | None = None) -> frozenset[str]:

@@ -1,22 +1,36 @@
-"""The kind vocabulary, each kind's severity per side, and the message catalogue.
+"""The kind vocabulary: one row per kind (as oasdiff's `rules.go`).
 
-This module is the one registry of kinds (as oasdiff's `rules.go`): rules emit
-a kind, this table says how bad it is on the side where it was found, and the
-wording of every message lives here. Tests walk `SEVERITY` and `MESSAGES` so a
-kind without a severity on both sides or without a message cannot ship.
+`KINDS` gives each kind its severity on each side (input, output), its
+message (and the output side's wording where a caller reading a result
+needs other words), and the rules that report it, by `module.function`
+under `registry/compat/`. A rule emits a finding (kind, pointer, values);
+this table says how bad it is where it was found and how it reads. Tests
+walk the table: every kind has a severity on both sides, a message, a
+fixture under tests/cases/ and a rule whose docstring shows an example, and
+a test that wraps emission fails when a rule reports a kind its row does not
+name (tests/test_kinds.py).
+
+Names never change once shipped, and are never reused. A coarse kind is
+split the way buf retires a rule ID: the new kinds name, in `replaces`, the
+kind that reported their changes before, and the old name keeps what it
+still means (`deprecated: true` added was `description-changed` before
+`deprecated-changed`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "KINDS",
     "MESSAGES",
     "OUTPUT_MESSAGES",
     "READ_DIFFERENTLY",
     "SEVERITY",
     "TOOLSET_KINDS",
     "Kind",
+    "KindSpec",
     "Severity",
     "Side",
     "message_of",
@@ -85,46 +99,311 @@ class Kind(StrEnum):
     TOOL_REMOVED = "tool-removed"
     TASK_SUPPORT_RELAXED = "task-support-relaxed"
     TASK_SUPPORT_TIGHTENED = "task-support-tightened"
+    DEPRECATED_CHANGED = "deprecated-changed"
+    ACCESS_CHANGED = "access-changed"
+    ENCODED_CONTENT_CHANGED = "encoded-content-changed"
+
+
+@dataclass(frozen=True, slots=True)
+class KindSpec:
+    """A kind's row. `input` / `output`: its severity in an input or output
+    schema (a change about the tool itself reads alike on both); `message`:
+    a format string over the finding's `name` (the property or keyword
+    concerned), `old` and `new` (as JSON; `(absent)` where there is none) and
+    `new_name`; `output_message`: the words for a caller reading a result,
+    where they differ; `rules`: the rules that report it (`module.function`);
+    `replaces`: the kind that reported these changes before this one split
+    from it."""
+
+    input: Severity
+    output: Severity
+    message: str
+    rules: tuple[str, ...]
+    output_message: str | None = None
+    replaces: Kind | None = None
 
 
 _B, _A, _C = Severity.BREAKING, Severity.ADDITIVE, Severity.COSMETIC
+# The rules of constraints, which tighten or relax.
+_CONSTRAINT_RULES = (
+    "rules_bounds.bound_changed",
+    "rules_bounds.multiple_of_changed",
+    "rules_bounds.pattern_changed",
+    "rules_bounds.format_changed",
+    "rules_bounds.unique_items_changed",
+    "rules_arrays.contains_changed",
+    "rules_dependencies.dependent_required_changed",
+    "rules_combinators.union_changed",
+    "rules_combinators.not_changed",
+)
 
-# kind -> (severity in inputSchema, severity in outputSchema); docs/contract.md's table.
+# docs/contract.md's kind table, in its order.
+KINDS: dict[Kind, KindSpec] = {
+    Kind.PROPERTY_REMOVED: KindSpec(
+        _B,
+        _B,
+        "property '{name}' was removed; a value sent for it is no longer read",
+        ("rules_objects.properties_changed", "rules_tool.output_schema_changed"),
+        "property '{name}' was removed; a caller reading it from a result no longer gets it",
+    ),
+    Kind.PROPERTY_RENAMED: KindSpec(
+        _B,
+        _B,
+        "property '{name}' was renamed to '{new_name}'",
+        ("rules_objects.properties_changed",),
+        "property '{name}' was renamed to '{new_name}'; a caller reading '{name}' "
+        "from a result no longer finds it",
+    ),
+    Kind.CONST_CHANGED: KindSpec(
+        _B,
+        _B,
+        "const changed from {old} to {new}",
+        ("rules_values.enum_or_const_changed",),
+        "const changed from {old} to {new}; results now carry {new}",
+    ),
+    Kind.UNANALYZABLE: KindSpec(
+        _B,
+        _B,
+        "'{name}' changed and the engine cannot prove the change safe",
+        (
+            "rules_docs.unanalyzable_keyword",
+            "rules_docs.dialect_changed",
+            "rules_objects.content_model_changed",
+            "rules_arrays.items_changed",
+            "rules_combinators.union_changed",
+            "rules_combinators.ref_with_siblings",
+            "rules_tool.annotations_changed",
+            "rules_tool.execution_changed",
+            "walk.budget_finding",
+        ),
+    ),
+    Kind.DEFAULT_ADDED: KindSpec(
+        _B,
+        _C,
+        "default {new} was added; an absent value is now read as {new}",
+        ("rules_objects.default_changed",),
+        "default {new} was added; in a result it only documents a value",
+    ),
+    Kind.DEFAULT_CHANGED: KindSpec(
+        _B,
+        _C,
+        "default changed from {old} to {new}; an absent value is read differently",
+        ("rules_objects.default_changed",),
+        "default changed from {old} to {new}; in a result it only documents a value",
+    ),
+    Kind.DEFAULT_REMOVED: KindSpec(
+        _B,
+        _C,
+        "default {old} was removed; an absent value is no longer read as {old}",
+        ("rules_objects.default_changed",),
+        "default {old} was removed; in a result it only documented a value",
+    ),
+    Kind.REQUIRED_ADDED: KindSpec(
+        _B,
+        _A,
+        "property '{name}' is now required",
+        ("rules_objects.required_changed",),
+        "property '{name}' is now always present in results",
+    ),
+    Kind.ENUM_NARROWED: KindSpec(
+        _B,
+        _A,
+        "allowed values narrowed: {old} no longer accepted (now {new})",
+        ("rules_values.enum_or_const_changed",),
+        "values narrowed: {old} no longer returned (now {new})",
+    ),
+    Kind.TYPE_NARROWED: KindSpec(
+        _B,
+        _A,
+        "type narrowed from {old} to {new}",
+        ("rules_values.type_narrowed_or_widened",),
+        "type narrowed from {old} to {new}; results keep to fewer types",
+    ),
+    Kind.CONSTRAINT_TIGHTENED: KindSpec(
+        _B,
+        _A,
+        "'{name}' tightened from {old} to {new}",
+        _CONSTRAINT_RULES,
+        "'{name}' tightened from {old} to {new}; results keep within it",
+    ),
+    Kind.CONTENT_MODEL_CLOSED: KindSpec(
+        _B,
+        _A,
+        "'{name}' now accepts fewer unlisted properties ({old} -> {new})",
+        ("rules_objects.content_model_changed",),
+        "'{name}' now lets fewer unlisted properties into results ({old} -> {new})",
+    ),
+    Kind.BRANCH_REMOVED: KindSpec(
+        _B,
+        _A,
+        "'{name}' lost a branch: {old}",
+        ("rules_combinators.union_changed",),
+        "'{name}' lost a branch: results no longer take this shape: {old}",
+    ),
+    Kind.REQUIRED_REMOVED: KindSpec(
+        _A,
+        _B,
+        "property '{name}' is no longer required",
+        ("rules_objects.required_removed",),
+        "property '{name}' may now be missing from a result",
+    ),
+    Kind.ENUM_WIDENED: KindSpec(
+        _A,
+        _B,
+        "allowed values widened: {old} -> {new}",
+        ("rules_values.enum_widened",),
+        "values widened: {old} -> {new}; a caller may now receive a value it does not know",
+    ),
+    Kind.TYPE_WIDENED: KindSpec(
+        _A,
+        _B,
+        "type widened from {old} to {new}",
+        ("rules_values.type_narrowed_or_widened", "rules_values.nothing_was_valid"),
+        "type widened from {old} to {new}; a caller may now receive a type it does not expect",
+    ),
+    Kind.CONSTRAINT_RELAXED: KindSpec(
+        _A,
+        _B,
+        "'{name}' relaxed from {old} to {new}",
+        (
+            *_CONSTRAINT_RULES,
+            "rules_dependencies.dependent_schemas_changed",
+            "rules_combinators.all_of_changed",
+        ),
+        "'{name}' relaxed from {old} to {new}; a caller may now receive a value the old "
+        "constraint excluded",
+    ),
+    Kind.CONTENT_MODEL_OPENED: KindSpec(
+        _A,
+        _B,
+        "'{name}' now accepts more unlisted properties ({old} -> {new})",
+        ("rules_objects.content_model_changed",),
+        "'{name}' now lets more unlisted properties into results ({old} -> {new}); a caller "
+        "may receive properties it does not know",
+    ),
+    Kind.BRANCH_ADDED: KindSpec(
+        _A,
+        _B,
+        "'{name}' gained a branch: {new}",
+        ("rules_combinators.union_changed",),
+        "'{name}' gained a branch: a caller may now receive this shape: {new}",
+    ),
+    Kind.PROPERTY_ADDED: KindSpec(
+        _A,
+        _A,
+        "property '{name}' was added",
+        ("rules_objects.property_added", "rules_tool.output_schema_changed"),
+    ),
+    Kind.ANNOTATION_ESCALATED: KindSpec(
+        _B,
+        _B,
+        "annotation '{name}' escalated from {old} to {new}",
+        ("rules_tool.annotations_changed",),
+    ),
+    Kind.ANNOTATION_RELAXED: KindSpec(
+        _A,
+        _A,
+        "annotation '{name}' relaxed from {old} to {new}",
+        ("rules_tool.annotations_changed",),
+    ),
+    Kind.DESCRIPTION_CHANGED: KindSpec(
+        _C,
+        _C,
+        "description changed",
+        ("rules_tool.texts_changed", "rules_docs.annotation_changes"),
+    ),
+    Kind.TITLE_CHANGED: KindSpec(
+        _C,
+        _C,
+        "title changed from {old} to {new}",
+        (
+            "rules_tool.texts_changed",
+            "rules_tool.annotations_changed",
+            "rules_docs.annotation_changes",
+        ),
+    ),
+    Kind.EXAMPLES_CHANGED: KindSpec(_C, _C, "examples changed", ("rules_docs.annotation_changes",)),
+    Kind.COMMENT_CHANGED: KindSpec(_C, _C, "$comment changed", ("rules_docs.annotation_changes",)),
+    Kind.ICONS_CHANGED: KindSpec(_C, _C, "icons changed", ("rules_tool.texts_changed",)),
+    Kind.TOOL_RENAMED: KindSpec(
+        _B,
+        _B,
+        "the tool was renamed from {old} to {new}; calls to {old} fail",
+        ("rules_tool.name_changed", "rules_toolset.toolset_changes"),
+    ),
+    Kind.DIALECT_CHANGED: KindSpec(
+        _C,
+        _C,
+        "the schema dialect changed from {old} to {new}; each version is read in its own "
+        "dialect and the same values are valid",
+        ("rules_docs.dialect_changed",),
+    ),
+    Kind.EXTENSION_CHANGED: KindSpec(
+        _C,
+        _C,
+        "field '{name}' changed; it is not part of the MCP tool definition "
+        "and clients do not read it",
+        ("rules_tool.extensions_changed",),
+    ),
+    Kind.SCHEMA_REWRITTEN: KindSpec(
+        _C,
+        _C,
+        "the schema was rewritten; it accepts the same values as before",
+        ("classifier.rewritten",),
+    ),
+    Kind.TOOL_REMOVED: KindSpec(
+        _B,
+        _B,
+        "tool {old} is no longer served; calls to it fail",
+        ("rules_toolset.toolset_changes",),
+    ),
+    Kind.TASK_SUPPORT_RELAXED: KindSpec(
+        _A,
+        _A,
+        "task support relaxed from {old} to {new}; every way of calling the tool "
+        "that worked still works",
+        ("rules_tool.execution_changed",),
+    ),
+    Kind.TASK_SUPPORT_TIGHTENED: KindSpec(
+        _B,
+        _B,
+        "task support tightened from {old} to {new}; a call made as before may now be refused",
+        ("rules_tool.execution_changed",),
+    ),
+    Kind.DEPRECATED_CHANGED: KindSpec(
+        _C,
+        _C,
+        "'deprecated' changed from {old} to {new}; the same values are valid and read alike",
+        ("rules_docs.annotation_changes",),
+        replaces=Kind.DESCRIPTION_CHANGED,
+    ),
+    Kind.ACCESS_CHANGED: KindSpec(
+        _C,
+        _C,
+        "'{name}' changed from {old} to {new}; it marks a value as only returned or only "
+        "sent, and the same values are valid",
+        ("rules_docs.annotation_changes",),
+        replaces=Kind.DESCRIPTION_CHANGED,
+    ),
+    Kind.ENCODED_CONTENT_CHANGED: KindSpec(
+        _C,
+        _C,
+        "'{name}' changed from {old} to {new}; it describes the content encoded in a "
+        "string, and the same values are valid",
+        ("rules_docs.annotation_changes",),
+        replaces=Kind.DESCRIPTION_CHANGED,
+    ),
+}
+
+# Views of the table by column.
 SEVERITY: dict[Kind, tuple[Severity, Severity]] = {
-    Kind.PROPERTY_REMOVED: (_B, _B),
-    Kind.PROPERTY_RENAMED: (_B, _B),
-    Kind.CONST_CHANGED: (_B, _B),
-    Kind.UNANALYZABLE: (_B, _B),
-    Kind.DEFAULT_ADDED: (_B, _C),
-    Kind.DEFAULT_CHANGED: (_B, _C),
-    Kind.DEFAULT_REMOVED: (_B, _C),
-    Kind.REQUIRED_ADDED: (_B, _A),
-    Kind.ENUM_NARROWED: (_B, _A),
-    Kind.TYPE_NARROWED: (_B, _A),
-    Kind.CONSTRAINT_TIGHTENED: (_B, _A),
-    Kind.CONTENT_MODEL_CLOSED: (_B, _A),
-    Kind.BRANCH_REMOVED: (_B, _A),
-    Kind.REQUIRED_REMOVED: (_A, _B),
-    Kind.ENUM_WIDENED: (_A, _B),
-    Kind.TYPE_WIDENED: (_A, _B),
-    Kind.CONSTRAINT_RELAXED: (_A, _B),
-    Kind.CONTENT_MODEL_OPENED: (_A, _B),
-    Kind.BRANCH_ADDED: (_A, _B),
-    Kind.PROPERTY_ADDED: (_A, _A),
-    Kind.ANNOTATION_ESCALATED: (_B, _B),
-    Kind.ANNOTATION_RELAXED: (_A, _A),
-    Kind.DESCRIPTION_CHANGED: (_C, _C),
-    Kind.TITLE_CHANGED: (_C, _C),
-    Kind.EXAMPLES_CHANGED: (_C, _C),
-    Kind.COMMENT_CHANGED: (_C, _C),
-    Kind.ICONS_CHANGED: (_C, _C),
-    Kind.DIALECT_CHANGED: (_C, _C),
-    Kind.EXTENSION_CHANGED: (_C, _C),
-    Kind.SCHEMA_REWRITTEN: (_C, _C),
-    Kind.TOOL_RENAMED: (_B, _B),
-    Kind.TOOL_REMOVED: (_B, _B),
-    Kind.TASK_SUPPORT_RELAXED: (_A, _A),
-    Kind.TASK_SUPPORT_TIGHTENED: (_B, _B),
+    kind: (spec.input, spec.output) for kind, spec in KINDS.items()
+}
+MESSAGES: dict[Kind, str] = {kind: spec.message for kind, spec in KINDS.items()}
+# The same changes in an output schema, worded for the caller reading a result
+# (the direction flips: docs/contract.md). Kinds not listed read alike on both sides.
+OUTPUT_MESSAGES: dict[Kind, str] = {
+    kind: spec.output_message for kind, spec in KINDS.items() if spec.output_message
 }
 
 # Kinds about a namespace's set of tools rather than one definition: found by
@@ -146,109 +425,14 @@ READ_DIFFERENTLY = frozenset(
 
 
 def severity_of(kind: Kind, side: Side) -> Severity:
-    input_severity, output_severity = SEVERITY[kind]
-    return output_severity if side is Side.OUTPUT else input_severity
+    spec = KINDS[kind]
+    return spec.output if side is Side.OUTPUT else spec.input
 
 
 def message_of(kind: Kind, side: Side) -> str:
     """The message template of `kind` where it was found: an output schema's
     changes are worded for the caller who reads a result."""
-    if side is Side.OUTPUT:
-        return OUTPUT_MESSAGES.get(kind) or MESSAGES[kind]
-    return MESSAGES[kind]
-
-
-# Messages are format strings over the finding's arguments: `name` (the
-# property or keyword concerned), `old` and `new` (rendered as JSON; `null` is
-# JSON's null, `(absent)` a keyword or field that is not there).
-MESSAGES: dict[Kind, str] = {
-    Kind.PROPERTY_REMOVED: "property '{name}' was removed; a value sent for it is no longer read",
-    Kind.PROPERTY_RENAMED: "property '{name}' was renamed to '{new_name}'",
-    Kind.PROPERTY_ADDED: "property '{name}' was added",
-    Kind.CONST_CHANGED: "const changed from {old} to {new}",
-    Kind.UNANALYZABLE: "'{name}' changed and the engine cannot prove the change safe",
-    Kind.DEFAULT_ADDED: "default {new} was added; an absent value is now read as {new}",
-    Kind.DEFAULT_CHANGED: (
-        "default changed from {old} to {new}; an absent value is read differently"
-    ),
-    Kind.DEFAULT_REMOVED: "default {old} was removed; an absent value is no longer read as {old}",
-    Kind.REQUIRED_ADDED: "property '{name}' is now required",
-    Kind.REQUIRED_REMOVED: "property '{name}' is no longer required",
-    Kind.ENUM_NARROWED: "allowed values narrowed: {old} no longer accepted (now {new})",
-    Kind.ENUM_WIDENED: "allowed values widened: {old} -> {new}",
-    Kind.TYPE_NARROWED: "type narrowed from {old} to {new}",
-    Kind.TYPE_WIDENED: "type widened from {old} to {new}",
-    Kind.CONSTRAINT_TIGHTENED: "'{name}' tightened from {old} to {new}",
-    Kind.CONSTRAINT_RELAXED: "'{name}' relaxed from {old} to {new}",
-    Kind.CONTENT_MODEL_CLOSED: "'{name}' now accepts fewer unlisted properties ({old} -> {new})",
-    Kind.CONTENT_MODEL_OPENED: "'{name}' now accepts more unlisted properties ({old} -> {new})",
-    Kind.BRANCH_REMOVED: "'{name}' lost a branch: {old}",
-    Kind.BRANCH_ADDED: "'{name}' gained a branch: {new}",
-    Kind.ANNOTATION_ESCALATED: "annotation '{name}' escalated from {old} to {new}",
-    Kind.ANNOTATION_RELAXED: "annotation '{name}' relaxed from {old} to {new}",
-    Kind.DESCRIPTION_CHANGED: "description changed",
-    Kind.TITLE_CHANGED: "title changed from {old} to {new}",
-    Kind.EXAMPLES_CHANGED: "examples changed",
-    Kind.COMMENT_CHANGED: "$comment changed",
-    Kind.ICONS_CHANGED: "icons changed",
-    Kind.DIALECT_CHANGED: (
-        "the schema dialect changed from {old} to {new}; each version is read in its own "
-        "dialect and the same values are valid"
-    ),
-    Kind.EXTENSION_CHANGED: (
-        "field '{name}' changed; it is not part of the MCP tool definition "
-        "and clients do not read it"
-    ),
-    Kind.SCHEMA_REWRITTEN: "the schema was rewritten; it accepts the same values as before",
-    Kind.TOOL_RENAMED: "the tool was renamed from {old} to {new}; calls to {old} fail",
-    Kind.TOOL_REMOVED: "tool {old} is no longer served; calls to it fail",
-    Kind.TASK_SUPPORT_RELAXED: (
-        "task support relaxed from {old} to {new}; every way of calling the tool "
-        "that worked still works"
-    ),
-    Kind.TASK_SUPPORT_TIGHTENED: (
-        "task support tightened from {old} to {new}; a call made as before may now be refused"
-    ),
-}
-
-# The same changes in an output schema, worded for the caller reading a result
-# (the direction flips: docs/contract.md). Kinds not listed read alike on both sides.
-OUTPUT_MESSAGES: dict[Kind, str] = {
-    Kind.PROPERTY_REMOVED: (
-        "property '{name}' was removed; a caller reading it from a result no longer gets it"
-    ),
-    Kind.PROPERTY_RENAMED: (
-        "property '{name}' was renamed to '{new_name}'; a caller reading '{name}' "
-        "from a result no longer finds it"
-    ),
-    Kind.CONST_CHANGED: "const changed from {old} to {new}; results now carry {new}",
-    Kind.DEFAULT_ADDED: "default {new} was added; in a result it only documents a value",
-    Kind.DEFAULT_CHANGED: (
-        "default changed from {old} to {new}; in a result it only documents a value"
-    ),
-    Kind.DEFAULT_REMOVED: "default {old} was removed; in a result it only documented a value",
-    Kind.REQUIRED_ADDED: "property '{name}' is now always present in results",
-    Kind.REQUIRED_REMOVED: "property '{name}' may now be missing from a result",
-    Kind.ENUM_NARROWED: "values narrowed: {old} no longer returned (now {new})",
-    Kind.ENUM_WIDENED: (
-        "values widened: {old} -> {new}; a caller may now receive a value it does not know"
-    ),
-    Kind.TYPE_NARROWED: "type narrowed from {old} to {new}; results keep to fewer types",
-    Kind.TYPE_WIDENED: (
-        "type widened from {old} to {new}; a caller may now receive a type it does not expect"
-    ),
-    Kind.CONSTRAINT_TIGHTENED: "'{name}' tightened from {old} to {new}; results keep within it",
-    Kind.CONSTRAINT_RELAXED: (
-        "'{name}' relaxed from {old} to {new}; a caller may now receive a value the old "
-        "constraint excluded"
-    ),
-    Kind.CONTENT_MODEL_CLOSED: (
-        "'{name}' now lets fewer unlisted properties into results ({old} -> {new})"
-    ),
-    Kind.CONTENT_MODEL_OPENED: (
-        "'{name}' now lets more unlisted properties into results ({old} -> {new}); a caller "
-        "may receive properties it does not know"
-    ),
-    Kind.BRANCH_REMOVED: "'{name}' lost a branch: results no longer take this shape: {old}",
-    Kind.BRANCH_ADDED: "'{name}' gained a branch: a caller may now receive this shape: {new}",
-}
+    spec = KINDS[kind]
+    if side is Side.OUTPUT and spec.output_message:
+        return spec.output_message
+    return spec.message

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from registry.compat.report import ClassificationError
-from registry.compat.schema import CHILD_KEYWORDS, CONTAINERS, MAP_KEYWORDS, escape, local_target
+from registry.compat.schema import CHILD_KEYWORDS, CONTAINERS, MAP_KEYWORDS, local_target
+from registry.pointers import escape
 
 __all__ = ["check_nesting"]
 

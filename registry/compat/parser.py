@@ -15,13 +15,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from registry.compat.bounds import BOUNDS, BY_KEYWORD
+from registry.compat.bounds import KEYWORDS as BOUND_KEYWORDS
 from registry.compat.dialects import ANNOTATIONS, DEFAULT, KNOWN, UNANALYZABLE, Dialect, dialect_of
 from registry.compat.fold import Folded, fold
 from registry.compat.jsonvalues import encode, is_number
 from registry.compat.nesting import check_nesting
 from registry.compat.report import ClassificationError
 from registry.compat.schema import (
-    BOUND_KEYWORDS,
     CHILD_KEYWORDS,
     CONTAINERS,
     IDENTITY_KEYWORDS,
@@ -36,13 +37,13 @@ from registry.compat.schema import (
     Node,
     Properties,
     blank,
-    escape,
     local_target,
     new_node,
     no_children,
 )
+from registry.pointers import escape
 
-__all__ = ["parse_schema"]
+__all__ = ["check_depth", "parse_schema"]
 
 # How `_Parser._fill` treats each keyword of a node.
 (
@@ -96,7 +97,8 @@ def _keyword_kinds(dialect: Dialect) -> dict[str, int]:
 
 
 _KINDS: dict[str, dict[str, int]] = {}
-_DRAFT04_EXCLUSIVE = (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum"))
+# draft-04 spells an exclusive bound as a boolean beside its inclusive keyword
+_DRAFT04_EXCLUSIVE = tuple((b.exclusive_of, b.keyword) for b in BOUNDS if b.exclusive_of)
 _SINGLE_TYPES = {name: frozenset({name}) for name in JSON_TYPES}
 
 
@@ -367,7 +369,7 @@ class _Parser:
         """A bound that is not a plain finite number; True for a draft-04 boolean."""
         if key.startswith("exclusive") and isinstance(value, bool):
             # draft-04: a boolean that makes minimum/maximum exclusive
-            plain = "minimum" if key == "exclusiveMinimum" else "maximum"
+            plain = BY_KEYWORD[key].exclusive_of
             if value and plain in raw:
                 node.bounds[key] = raw[plain]
             return True
@@ -417,11 +419,18 @@ def parse_schema(raw: Any, pointer: str, limits: Limits, *, encoded: bytes | Non
     subtree reaches a report. `encoded`, the document's JSON when the caller
     has it, lets a small document without `$ref` skip that walk.
     """
-    if not _shallow(encoded, limits.max_depth):
-        check_nesting(raw, pointer, limits.max_depth)
+    check_depth(raw, pointer, limits, encoded)
     uri = raw.get("$schema") if isinstance(raw, dict) else None
     parser = _Parser(raw, pointer, limits, dialect_of(uri) or DEFAULT)
     return parser.parse(raw, "", 0)
+
+
+def check_depth(raw: Any, pointer: str, limits: Limits, encoded: bytes | None = None) -> None:
+    """Refuse (`ClassificationError`) a document whose schemas nest deeper than
+    `limits.max_depth`, wherever that is: what every classification of it
+    does, walked or settled by the cheap pass."""
+    if not _shallow(encoded, limits.max_depth):
+        check_nesting(raw, pointer, limits.max_depth)
 
 
 def _shallow(encoded: bytes | None, limit: int) -> bool:

@@ -5,6 +5,7 @@ position, and `contains` with `minContains` / `maxContains`.
 
 from __future__ import annotations
 
+from registry.compat.bounds import BOUNDS
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Step, Walk
@@ -51,7 +52,9 @@ def _dynamic(node: Node) -> bool:
 def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """Positions are paired: tuple position i with tuple position i, the rest
     with the rest, a position one side lists against the other's rest schema.
-    `unevaluatedItems` counts as the rest where nothing beside it evaluates items.
+    `unevaluatedItems` counts as the rest where nothing beside it evaluates
+    items; beside `contains` or subschemas that do, a change of it is
+    `unanalyzable` (which items it reaches depends on the instance).
 
     Example: `{"items": {"type": "string"}}` -> `{"items": {"type":
     "integer"}}` reports type-narrowed at `/items/type`; the witness is an
@@ -76,13 +79,13 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         ):
             walk.emit(
                 Finding(
-                    Kind.UNANALYZABLE,
-                    f"{pointer}/unevaluatedItems",
-                    "unevaluatedItems",
-                    old.unevaluated_items.raw if old.unevaluated_items else ABSENT,
-                    new.unevaluated_items.raw if new.unevaluated_items else ABSENT,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"{pointer}/unevaluatedItems",
+                    name="unevaluatedItems",
+                    old=old.unevaluated_items.raw if old.unevaluated_items else ABSENT,
+                    new=new.unevaluated_items.raw if new.unevaluated_items else ABSENT,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         return
@@ -106,8 +109,13 @@ def items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         )
 
 
+# `minContains` / `maxContains`: how many items must match `contains`
+_COUNTS = tuple(bound for bound in BOUNDS if bound.measures == "contains")
+
+
 def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`contains` with `minContains` / `maxContains`: an array must hold between
+    """`constraint-tightened` / `constraint-relaxed` for `contains` with
+    `minContains` / `maxContains` (`bounds.BOUNDS`): an array must hold between
     min (1) and max matching items. A `contains` added, a narrower one, a
     larger `minContains` or a smaller `maxContains` tighten; the reverse
     relaxes; a wider `contains` under a `maxContains` may count more items and
@@ -121,19 +129,21 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     at = f"{pointer}/contains"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "contains", old=before.raw))
+        walk.emit(
+            Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="contains", old=before.raw)
+        )
         return
     if before is None:
         if new.bounds.get("minContains", 1) != 0 or "maxContains" in new.bounds:
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    "contains",
-                    ABSENT,
-                    after.raw,
-                    route,
-                    Leaf("value", []),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name="contains",
+                    old=ABSENT,
+                    new=after.raw,
+                    route=route,
+                    leaf=Leaf("value", []),
                 )
             )
         return
@@ -142,40 +152,46 @@ def contains_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rout
     if narrower or wider:
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_TIGHTENED,
-                at,
-                "contains",
-                before.raw,
-                after.raw,
-                route,
-                Leaf("sample"),
+                kind=Kind.CONSTRAINT_TIGHTENED,
+                pointer=at,
+                name="contains",
+                old=before.raw,
+                new=after.raw,
+                route=route,
+                leaf=Leaf("sample"),
             )
         )
-    for keyword in ("minContains", "maxContains"):
-        lower = keyword == "minContains"
-        old_bound = old.bounds.get(keyword, 1 if lower else ABSENT)
-        new_bound = new.bounds.get(keyword, 1 if lower else ABSENT)
-        if old_bound == new_bound:
+    for bound in _COUNTS:
+        keyword = bound.keyword
+        was = old.bounds.get(keyword, bound.absent)
+        now = new.bounds.get(keyword, bound.absent)
+        if was == now:
             continue
-        if new_bound is ABSENT or old_bound is ABSENT:
-            tightened = new_bound is not ABSENT
-        else:
-            tightened = new_bound > old_bound if lower else new_bound < old_bound
+        old_bound = ABSENT if was is None else was
+        new_bound = ABSENT if now is None else now
         at = f"{pointer}/{keyword}"
-        if tightened:
+        if bound.tightens(was, now):
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    keyword,
-                    old_bound,
-                    new_bound,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=old_bound,
+                    new=new_bound,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, old_bound, new_bound))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name=keyword,
+                    old=old_bound,
+                    new=new_bound,
+                )
+            )
 
 
 RULES = (items_changed, contains_changed)

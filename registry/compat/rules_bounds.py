@@ -11,31 +11,22 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from registry.compat.bounds import BOUNDS, BY_KEYWORD, NUMERIC, Bound
+from registry.compat.jsonvalues import is_number, json_key
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.shape import json_key
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 from registry.patterns import PatternError, search
 
-__all__ = ["BOUNDS", "RULES"]
+__all__ = ["RULES"]
 
 # The JSON type each constraint keyword applies to: a keyword only matters where
 # both versions admit that type (a type change is the type rule's finding).
 APPLIES_TO: dict[str, str] = {
-    "minimum": "number",
-    "exclusiveMinimum": "number",
-    "maximum": "number",
-    "exclusiveMaximum": "number",
-    "multipleOf": "number",
-    "minLength": "string",
-    "maxLength": "string",
+    **{bound.keyword: bound.applies_to for bound in BOUNDS if bound.measures != "contains"},
     "pattern": "string",
     "format": "string",
-    "minItems": "array",
-    "maxItems": "array",
     "uniqueItems": "array",
-    "minProperties": "object",
-    "maxProperties": "object",
 }
 
 
@@ -49,36 +40,15 @@ def _applies(keyword: str, old: Node, new: Node) -> bool:
 
 
 def _holds(keyword: str, new: Node, value: Any) -> bool:
-    if APPLIES_TO[keyword] == "number" and not (
-        isinstance(value, int | float) and not isinstance(value, bool)
-    ):
-        return True
-    if APPLIES_TO[keyword] == "string" and not isinstance(value, str):
-        return True
-    if APPLIES_TO[keyword] == "array" and not isinstance(value, list):
-        return True
-    if APPLIES_TO[keyword] == "object" and not isinstance(value, dict):
-        return True
-    bound = new.bounds.get(keyword)
-    checks: dict[str, Any] = {
-        "minimum": lambda: bound is None or value >= bound,
-        "exclusiveMinimum": lambda: bound is None or value > bound,
-        "maximum": lambda: bound is None or value <= bound,
-        "exclusiveMaximum": lambda: bound is None or value < bound,
-        "multipleOf": lambda: (
-            bound is None or (Fraction(str(value)) / Fraction(str(bound))).denominator == 1
-        ),
-        "minLength": lambda: bound is None or len(value) >= bound,
-        "maxLength": lambda: bound is None or len(value) <= bound,
-        "minItems": lambda: bound is None or len(value) >= bound,
-        "maxItems": lambda: bound is None or len(value) <= bound,
-        "minProperties": lambda: bound is None or len(value) >= bound,
-        "maxProperties": lambda: bound is None or len(value) <= bound,
-        "pattern": lambda: new.pattern is None or _search(new.pattern, value),
-        "uniqueItems": lambda: len({json_key(v) for v in value}) == len(value),
-    }
-    check = checks.get(keyword)
-    return bool(check()) if check is not None else False
+    """Whether `value` meets `new`'s `keyword` (a value of another type does)."""
+    bound = BY_KEYWORD.get(keyword)
+    if bound is not None:
+        return bound.holds(new.bounds.get(keyword), value)
+    if keyword == "pattern":
+        return not isinstance(value, str) or new.pattern is None or _search(new.pattern, value)
+    if keyword == "uniqueItems":
+        return not isinstance(value, list) or len({json_key(v) for v in value}) == len(value)
+    return not isinstance(value, str)  # a `format`: not proven to hold
 
 
 def _search(pattern: str, value: str) -> bool:
@@ -89,23 +59,14 @@ def _search(pattern: str, value: str) -> bool:
         return False
 
 
-# keyword -> "lower" (a larger new value tightens) or "upper" (a smaller one does)
-BOUNDS: dict[str, str] = {
-    "minimum": "lower",
-    "exclusiveMinimum": "lower",
-    "minLength": "lower",
-    "minItems": "lower",
-    "minProperties": "lower",
-    "maximum": "upper",
-    "exclusiveMaximum": "upper",
-    "maxLength": "upper",
-    "maxItems": "upper",
-    "maxProperties": "upper",
-}
+# The bounds this rule compares one keyword at a time (`contains` counts are
+# `rules_arrays`'s, `multipleOf` has its own rule).
+_BY_VALUE = tuple(b for b in BOUNDS if b.direction != "multiple" and b.measures != "contains")
 
 
 def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`constraint-tightened` / `constraint-relaxed` for the min/max family.
+    """`constraint-tightened` / `constraint-relaxed` for the min/max family
+    (`bounds.BOUNDS`).
 
     Example: `{"maxLength": 10}` -> `{"maxLength": 5}` is tightened (a
     10-character string was valid; it is the witness); `{"minimum": 1}` ->
@@ -114,31 +75,39 @@ def bound_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
     if not old.bounds and not new.bounds:
         return
     settled = _swapped_bounds(walk, old, new, pointer, route)
-    for keyword, direction in BOUNDS.items():
+    for bound in _BY_VALUE:
+        keyword = bound.keyword
         before = old.bounds.get(keyword)
         after = new.bounds.get(keyword)
         if before == after or keyword in settled or not _applies(keyword, old, new):
             continue
-        if after is None:
-            tightened = False
-        elif before is None:
-            tightened = True
-        else:
-            tightened = after > before if direction == "lower" else after < before
         at = f"{pointer}/{keyword}"
-        if tightened:
-            assert after is not None
-            witness = _bound_witness(old, keyword, before, after)
+        if bound.tightens(before, after):
+            witness = _bound_witness(old, bound, before, after)
             leaf = (
                 Leaf("value", witness)
                 if witness is not _NONE
                 else Leaf("size", (keyword, before, after))
             )
-            walk.emit(
-                Finding(Kind.CONSTRAINT_TIGHTENED, at, keyword, _shown(before), after, route, leaf)
-            )
+            walk.emit(_tightened(at, keyword, _shown(before), after, route, leaf))
         else:
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, _shown(before), _shown(after)))
+            walk.emit(_relaxed(at, keyword, _shown(before), _shown(after)))
+
+
+def _tightened(at: str, keyword: str, before: Any, after: Any, route: Route, leaf: Leaf) -> Finding:
+    return Finding(
+        kind=Kind.CONSTRAINT_TIGHTENED,
+        pointer=at,
+        name=keyword,
+        old=before,
+        new=after,
+        route=route,
+        leaf=leaf,
+    )
+
+
+def _relaxed(at: str, keyword: str, before: Any, after: Any = ABSENT) -> Finding:
+    return Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name=keyword, old=before, new=after)
 
 
 def _shown(bound: Any) -> Any:
@@ -149,7 +118,9 @@ def _shown(bound: Any) -> Any:
 _NONE: Any = object()
 
 # The numeric bounds written two ways: (inclusive keyword, exclusive keyword, side).
-_PAIRS = (("minimum", "exclusiveMinimum", "lower"), ("maximum", "exclusiveMaximum", "upper"))
+_PAIRS = tuple((b.exclusive_of, b.keyword, b.direction) for b in BOUNDS if b.exclusive_of)
+# side -> the inclusive numeric bound of that side (`minimum`, `maximum`)
+_INCLUSIVE = {b.direction: b.keyword for b in NUMERIC if not b.exclusive_of}
 
 
 def _swapped_bounds(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> set[str]:
@@ -181,20 +152,13 @@ def _swapped_bounds(walk: Walk, old: Node, new: Node, pointer: str, route: Route
             continue
         keyword = now[-1] if len(now) == 1 else exclusive
         at = f"{pointer}/{keyword}"
-        lower = side == "lower"
-        tighter = (after > before) if lower else (after < before)
-        if tighter:
+        shown = {k: old.bounds[k] for k in was}
+        if (after > before) if side == "lower" else (after < before):
             value = _between(before, after, integers=integers)
             leaf = Leaf("value", value)
-            shown = {k: old.bounds[k] for k in was}
-            walk.emit(
-                Finding(
-                    Kind.CONSTRAINT_TIGHTENED, at, keyword, shown, new.bounds[keyword], route, leaf
-                )
-            )
+            walk.emit(_tightened(at, keyword, shown, new.bounds[keyword], route, leaf))
         else:
-            shown = {k: old.bounds[k] for k in was}
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, keyword, shown, new.bounds[keyword]))
+            walk.emit(_relaxed(at, keyword, shown, new.bounds[keyword]))
     return settled
 
 
@@ -232,39 +196,28 @@ def _between(
     return int(result) if result.denominator == 1 else float(result)
 
 
-def _bound_witness(old: Node, keyword: str, before: Any, after: Any) -> Any:
+def _bound_witness(old: Node, bound: Bound, before: Any, after: Any) -> Any:
     """A value at the old edge that the new bound refuses (a multiple of the
     old `multipleOf`, moved away from the new bound, or from an old one up to it)."""
-    integer = old.types is not None and "number" not in old.types
-    step = old.bounds.get("multipleOf")
-    if keyword in ("minimum", "exclusiveMinimum"):
-        value = before if before is not None else after - 1
-        if keyword == "exclusiveMinimum" and before is None:
+    lower = bound.direction == "lower"
+    if bound.applies_to == "number":
+        integer = old.types is not None and "number" not in old.types
+        step = old.bounds.get("multipleOf")
+        value = before if before is not None else (after - 1 if lower else after + 1)
+        if bound.exclusive_of and before is None:
             value = after
-        ceiling = old.bounds.get("maximum")
-        if before is None and ceiling is not None and value > ceiling:
-            value = ceiling  # still under the new minimum, and old-valid
+        # the old bound on the other side: the value stays within it, and old-valid
+        other = old.bounds.get(_INCLUSIVE["upper" if lower else "lower"])
+        if before is None and other is not None and (value > other if lower else value < other):
+            value = other
         if step:
-            value = _multiple(value, step, down=before is None)
+            value = _multiple(value, step, down=(before is None) == lower)
         return int(value) if integer and float(value).is_integer() else value
-    if keyword in ("maximum", "exclusiveMaximum"):
-        value = before if before is not None else after + 1
-        if keyword == "exclusiveMaximum" and before is None:
-            value = after
-        floor = old.bounds.get("minimum")
-        if before is None and floor is not None and value < floor:
-            value = floor  # still over the new maximum, and old-valid
-        if step:
-            value = _multiple(value, step, down=before is not None)
-        return int(value) if integer and float(value).is_integer() else value
-    if keyword in ("minLength", "maxLength"):
-        length = (
-            (before if before is not None else max(after - 1, 0))
-            if keyword == "minLength"
-            else (before if before is not None else after + 1)
-        )
-        return "a" * int(length)
-    return _NONE  # sizes of arrays and objects: built by the witness module from the old node
+    if bound.applies_to == "string":
+        if before is not None:
+            return "a" * int(before)
+        return "a" * int(max(after - 1, 0) if lower else after + 1)
+    return _NONE  # sizes of arrays and objects: built by `instances.build` from the old node
 
 
 def _multiple(value: Any, step: Any, *, down: bool) -> Any:
@@ -278,9 +231,10 @@ def _multiple(value: Any, step: Any, *, down: bool) -> Any:
 
 
 def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`multipleOf`: added or changed to a value that old multiples do not all
-    satisfy is tightened. Example: `{"multipleOf": 2}` -> `{"multipleOf": 4}`
-    is tightened (2 was valid); 4 -> 2 is relaxed (every multiple of 4 is one of 2).
+    """`constraint-tightened` / `constraint-relaxed` for `multipleOf`: added or
+    changed to a value that old multiples do not all satisfy is tightened.
+    Example: `{"multipleOf": 2}` -> `{"multipleOf": 4}` is tightened (2 was
+    valid); 4 -> 2 is relaxed (every multiple of 4 is one of 2).
     """
     before = old.bounds.get("multipleOf")
     after = new.bounds.get("multipleOf")
@@ -288,30 +242,21 @@ def multiple_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: R
         return
     at = f"{pointer}/multipleOf"
     if after is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", old=before))
+        walk.emit(_relaxed(at, "multipleOf", before))
         return
     if before is None and "number" not in old.effective_types():
-        before_effective: Any = 1  # integers are the multiples of 1
+        before = 1  # integers are the multiples of 1 (shown absent)
+        shown = ABSENT
     else:
-        before_effective = before
-    if (
-        before_effective is not None
-        and (Fraction(str(before_effective)) / Fraction(str(after))).denominator == 1
-    ):
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "multipleOf", _shown(before), after))
+        shown = _shown(before)
+    if before is not None and _MULTIPLE.meets(before, after):
+        walk.emit(_relaxed(at, "multipleOf", shown, after))
         return
-    witness = _multiple_witness(old, before, after)
-    walk.emit(
-        Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "multipleOf",
-            _shown(before),
-            after,
-            route,
-            Leaf("value", witness),
-        )
-    )
+    witness = _multiple_witness(old, None if shown is ABSENT else before, after)
+    walk.emit(_tightened(at, "multipleOf", shown, after, route, Leaf("value", witness)))
+
+
+_MULTIPLE = BY_KEYWORD["multipleOf"]
 
 
 def _multiple_witness(old: Node, before: Any, after: Any) -> Any:
@@ -320,11 +265,7 @@ def _multiple_witness(old: Node, before: Any, after: Any) -> Any:
     Example: old `{"type": "integer", "minimum": 2}`, new `multipleOf: 2` -> 3."""
     step = Fraction(str(before)) if before is not None else None
     integers_only = "number" not in old.effective_types()
-    anchors = [0] + [
-        old.bounds[k]
-        for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
-        if isinstance(old.bounds.get(k), int | float) and not isinstance(old.bounds[k], bool)
-    ]
+    anchors = [0] + [old.bounds[b.keyword] for b in NUMERIC if is_number(old.bounds.get(b.keyword))]
     candidates: list[Fraction] = []
     for anchor in anchors:
         base = Fraction(str(anchor))
@@ -347,17 +288,9 @@ def _multiple_witness(old: Node, before: Any, after: Any) -> Any:
 
 
 def _within_old_bounds(old: Node, value: Fraction) -> bool:
-    for keyword in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        bound = old.bounds.get(keyword)
-        if not isinstance(bound, int | float) or isinstance(bound, bool):
-            continue
-        limit = Fraction(str(bound))
-        if (
-            (keyword == "minimum" and value < limit)
-            or (keyword == "exclusiveMinimum" and value <= limit)
-            or (keyword == "maximum" and value > limit)
-            or (keyword == "exclusiveMaximum" and value >= limit)
-        ):
+    for bound in NUMERIC:
+        limit = old.bounds.get(bound.keyword)
+        if is_number(limit) and not bound.meets(value, Fraction(str(limit))):
             return False
     return True
 
@@ -371,66 +304,53 @@ def _not_multiple(step: Any) -> Any:
 
 
 def pattern_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`pattern`: added or changed is tightened (the engine does not prove
-    one regular language contains another); removed is relaxed.
+    """`constraint-tightened` / `constraint-relaxed` for `pattern`: added or
+    changed is tightened (the engine does not prove one regular language
+    contains another); removed is relaxed.
     Example: `{"pattern": "^[a-z]+$"}` -> `{"pattern": "^[a-z]{1,8}$"}`.
     """
-    if old.pattern == new.pattern or not _applies("pattern", old, new):
-        return
-    at = f"{pointer}/pattern"
-    if new.pattern is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "pattern", old=old.pattern))
-        return
-    walk.emit(
-        Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "pattern",
-            _shown(old.pattern),
-            new.pattern,
-            route,
-            Leaf("pattern", new.pattern),
-        )
-    )
+    _string_constraint(walk, old, new, pointer, route, "pattern", old.pattern, new.pattern)
 
 
 def format_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`format`: added or changed is tightened, removed is relaxed.
+    """`constraint-tightened` / `constraint-relaxed` for `format`: added or
+    changed is tightened, removed is relaxed.
     Example: absent -> `{"format": "email"}` (the witness `"x"` is no email).
     """
-    if old.format == new.format or not _applies("format", old, new):
+    _string_constraint(walk, old, new, pointer, route, "format", old.format, new.format)
+
+
+def _string_constraint(
+    walk: Walk,
+    old: Node,
+    new: Node,
+    pointer: str,
+    route: Route,
+    keyword: str,
+    before: str | None,
+    after: str | None,
+) -> None:
+    """A `pattern` or `format` (each a leaf of its own kind for the witness)."""
+    if before == after or not _applies(keyword, old, new):
         return
-    at = f"{pointer}/format"
-    if new.format is None:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "format", old=old.format))
-        return
-    walk.emit(
-        Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "format",
-            _shown(old.format),
-            new.format,
-            route,
-            Leaf("format", new.format),
-        )
-    )
+    at = f"{pointer}/{keyword}"
+    if after is None:
+        walk.emit(_relaxed(at, keyword, before))
+    else:
+        walk.emit(_tightened(at, keyword, _shown(before), after, route, Leaf(keyword, after)))
 
 
 def unique_items_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`uniqueItems`: false -> true is tightened (a repeated item was valid),
+    """`constraint-tightened` / `constraint-relaxed` for `uniqueItems`.
+    Example: false -> true is tightened (a repeated item was valid, `[0, 0]`),
     true -> false is relaxed."""
     if old.unique_items == new.unique_items or not _applies("uniqueItems", old, new):
         return
     at = f"{pointer}/uniqueItems"
     if new.unique_items:
-        walk.emit(
-            Finding(
-                Kind.CONSTRAINT_TIGHTENED, at, "uniqueItems", False, True, route, Leaf("duplicates")
-            )
-        )
+        walk.emit(_tightened(at, "uniqueItems", False, True, route, Leaf("duplicates")))
     else:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "uniqueItems", True, False))
+        walk.emit(_relaxed(at, "uniqueItems", True, False))
 
 
 RULES = (bound_changed, multiple_of_changed, pattern_changed, format_changed, unique_items_changed)

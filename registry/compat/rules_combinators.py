@@ -45,7 +45,11 @@ def _exclusive(keyword: str, branches: list[tuple[int, Node]]) -> bool:
 
 
 def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`branch-removed`, `branch-added` for `anyOf` / `oneOf`.
+    """`branch-removed`, `branch-added` for `anyOf` / `oneOf`; a union added or
+    removed beside keywords of its own is a conjunct, `constraint-tightened`
+    or `constraint-relaxed` (`_union_added`, `_union_removed`); a `oneOf`
+    whose branches may overlap, changed, is `unanalyzable`, and so are two
+    unions whose unmatched branches are more pairs than `max_branch_pairs`.
 
     Example: `{"anyOf": [{"type": "string"}, {"type": "null"}]}` ->
     `{"anyOf": [{"type": "string"}]}` is branch-removed (null was valid).
@@ -148,13 +152,13 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
             continue  # every value it took, a branch still takes (merged into a wider one)
         walk.emit(
             Finding(
-                Kind.BRANCH_REMOVED,
-                at,
-                new_keyword,
-                branch.raw,
-                ABSENT,
-                (*route, Step("branch", i, branch)),
-                Leaf("sample"),
+                kind=Kind.BRANCH_REMOVED,
+                pointer=at,
+                name=new_keyword,
+                old=branch.raw,
+                new=ABSENT,
+                route=(*route, Step("branch", i, branch)),
+                leaf=Leaf("sample"),
             )
         )
     if new_exclusive and unmatched_new:
@@ -163,7 +167,9 @@ def union_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) 
         )
         return
     for j in unmatched_new:
-        walk.emit(Finding(Kind.BRANCH_ADDED, at, new_keyword, new=by_position[j].raw))
+        walk.emit(
+            Finding(kind=Kind.BRANCH_ADDED, pointer=at, name=new_keyword, new=by_position[j].raw)
+        )
 
 
 def _union_added(
@@ -190,13 +196,13 @@ def _union_added(
         if exclusive or not any(walk.fits(old, b, validity=True) for b in nodes):
             walk.emit(
                 Finding(
-                    Kind.CONSTRAINT_TIGHTENED,
-                    at,
-                    keyword,
-                    ABSENT,
-                    [b.raw for b in nodes],
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name=keyword,
+                    old=ABSENT,
+                    new=[b.raw for b in nodes],
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
         return
@@ -216,7 +222,7 @@ def _union_added(
     if kept:
         for branch in nodes:
             if branch not in kept:
-                walk.emit(Finding(Kind.BRANCH_ADDED, at, keyword, new=branch.raw))
+                walk.emit(Finding(kind=Kind.BRANCH_ADDED, pointer=at, name=keyword, new=branch.raw))
         return
     _unanalyzable(walk, at, keyword, ABSENT, [b.raw for b in nodes], route)
 
@@ -232,9 +238,9 @@ def _union_removed(
     if _own(old) or not _own(new):
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_RELAXED,
-                f"{pointer}/{keyword}",
-                keyword,
+                kind=Kind.CONSTRAINT_RELAXED,
+                pointer=f"{pointer}/{keyword}",
+                name=keyword,
                 old=[b.raw for _, b in branches],
             )
         )
@@ -247,19 +253,29 @@ def _union_removed(
         if (i, branch) not in fitting:
             walk.emit(
                 Finding(
-                    Kind.BRANCH_REMOVED,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    branch.raw,
-                    ABSENT,
-                    (*route, Step("branch", i, branch)),
-                    Leaf("sample"),
+                    kind=Kind.BRANCH_REMOVED,
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=branch.raw,
+                    new=ABSENT,
+                    route=(*route, Step("branch", i, branch)),
+                    leaf=Leaf("sample"),
                 )
             )
 
 
 def _unanalyzable(walk: Walk, at: str, keyword: str, old: Any, new: Any, route: Route) -> None:
-    walk.emit(Finding(Kind.UNANALYZABLE, at, keyword, old, new, route, Leaf("sample")))
+    walk.emit(
+        Finding(
+            kind=Kind.UNANALYZABLE,
+            pointer=at,
+            name=keyword,
+            old=old,
+            new=new,
+            route=route,
+            leaf=Leaf("sample"),
+        )
+    )
 
 
 def _disjoint(branches: list[Node]) -> bool:
@@ -278,7 +294,7 @@ def _disjoint(branches: list[Node]) -> bool:
 
 def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`allOf` branches that folding could not merge, matched as a set: equal
-    branches pair up; a branch gone is constraint-relaxed; a branch added is
+    branches pair up; a branch gone is `constraint-relaxed`; a branch added is
     harmless when an old branch (or the old schema as a whole) already
     implies it, else its breaking differences from the old schema are
     reported. Example: `{"allOf": [{"type": "string"}, {"enum": ["red"]}]}`
@@ -311,46 +327,65 @@ def all_of_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route)
             for finding in walk.probe(old, target, route, validity=True):
                 walk.emit(finding)
     for branch in old_left:
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "allOf", old=branch.raw))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="allOf", old=branch.raw))
 
 
 def not_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """`not`: what `not B` accepts grows as B shrinks, so the new `not` schema
-    is compared against the old one with the sides swapped. A `not` added
-    tightens unless no old value can meet it (disjoint types); one removed
-    relaxes. Example: `{"not": {"type": "number"}}` -> `{"not": {"type":
-    "integer"}}` relaxes; the reverse is constraint-tightened with witness 1.5."""
+    """`constraint-tightened` / `constraint-relaxed` for `not`: what `not B`
+    accepts grows as B shrinks, so the new `not` schema is compared against
+    the old one with the sides swapped. A `not` added tightens unless no old
+    value can meet it (disjoint types); one removed relaxes. Example: `{"not":
+    {"type": "number"}}` -> `{"not": {"type": "integer"}}` relaxes; the
+    reverse is constraint-tightened with witness 1.5."""
     before, after = old.not_, new.not_
     if before is None and after is None:
         return
     at = f"{pointer}/not"
     if after is None:
         assert before is not None
-        walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", old=before.raw))
+        walk.emit(Finding(kind=Kind.CONSTRAINT_RELAXED, pointer=at, name="not", old=before.raw))
         return
     if before is None:
         if _types_meet(old, after):
             leaf = Leaf("value", _instance(after))
-            walk.emit(Finding(Kind.CONSTRAINT_TIGHTENED, at, "not", ABSENT, after.raw, route, leaf))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_TIGHTENED,
+                    pointer=at,
+                    name="not",
+                    old=ABSENT,
+                    new=after.raw,
+                    route=route,
+                    leaf=leaf,
+                )
+            )
         return
     refused = walk.probe(after, before, validity=True)
     if not refused:
         if shape(deref(before)) != shape(deref(after)):
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "not", before.raw, after.raw))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name="not",
+                    old=before.raw,
+                    new=after.raw,
+                )
+            )
         return
-    from registry.compat.witness import build
+    from registry.compat.instances import build
 
     first = refused[0]
     value = build(after, first.route or (), first.leaf) if first.leaf else _instance(after)
     walk.emit(
         Finding(
-            Kind.CONSTRAINT_TIGHTENED,
-            at,
-            "not",
-            before.raw,
-            after.raw,
-            route,
-            Leaf("value", value),
+            kind=Kind.CONSTRAINT_TIGHTENED,
+            pointer=at,
+            name="not",
+            old=before.raw,
+            new=after.raw,
+            route=route,
+            leaf=Leaf("value", value),
         )
     )
 
@@ -361,7 +396,7 @@ def _types_meet(old: Node, refused: Node) -> bool:
 
 
 def _instance(node: Node) -> Any:
-    from registry.compat.witness import instance_of
+    from registry.compat.instances import instance_of
 
     return instance_of(node)
 
@@ -369,7 +404,9 @@ def _instance(node: Node) -> Any:
 def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """A `$ref` beside other keywords applies both (folded where it can be);
     the referenced schemas are compared in depth. A `$ref` on one side only is
-    unanalyzable there."""
+    `unanalyzable` there. Example: under draft-07, `{"$ref": "#/definitions/s",
+    "minLength": 1}` -> `{"type": "string", "minLength": 1}` (draft-07
+    validators ignore what sits beside a `$ref`)."""
     if old.ref is None and new.ref is None:
         return
     if old.ref is not None and new.ref is not None:
@@ -377,13 +414,13 @@ def ref_with_siblings(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
         return
     walk.emit(
         Finding(
-            Kind.UNANALYZABLE,
-            f"{pointer}/$ref",
-            "$ref",
-            old.raw.get("$ref") if old.ref else ABSENT,
-            new.raw.get("$ref") if new.ref else ABSENT,
-            route,
-            Leaf("sample"),
+            kind=Kind.UNANALYZABLE,
+            pointer=f"{pointer}/$ref",
+            name="$ref",
+            old=old.raw.get("$ref") if old.ref else ABSENT,
+            new=new.raw.get("$ref") if new.ref else ABSENT,
+            route=route,
+            leaf=Leaf("sample"),
         )
     )
 

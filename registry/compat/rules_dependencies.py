@@ -8,16 +8,13 @@ from __future__ import annotations
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANY_STRING, ANYTHING, Node
 from registry.compat.walk import Finding, Leaf, Route, Step, Walk, deref
+from registry.pointers import escape
 
 __all__ = ["RULES"]
 
 
 def _both_objects(old: Node, new: Node) -> bool:
     return old.admits("object") and new.admits("object")
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _never_sent(node: Node, name: str) -> bool:
@@ -37,9 +34,10 @@ def _never_sent(node: Node, name: str) -> bool:
 def dependent_required_changed(
     walk: Walk, old: Node, new: Node, pointer: str, route: Route
 ) -> None:
-    """`dependentRequired`: when `name` is present, the listed properties must
-    be too. A property newly needed (unless old always required it, or `name`
-    could never be sent) tightens; one no longer needed relaxes.
+    """`constraint-tightened` / `constraint-relaxed` for `dependentRequired`:
+    when `name` is present, the listed properties must be too. A property
+    newly needed (unless old always required it, or `name` could never be
+    sent) tightens; one no longer needed relaxes.
     Example: `{"dependentRequired": {"card": ["cvv"]}}` -> `{"dependentRequired":
     {"card": ["cvv", "expiry"]}}` is constraint-tightened (`{"card": 1, "cvv": 1}`
     was valid)."""
@@ -58,23 +56,23 @@ def dependent_required_changed(
             continue
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_TIGHTENED,
-                f"{at}/{_escape(name)}",
-                "dependentRequired",
-                sorted(before),
-                sorted(after),
-                route,
-                Leaf("present", added[0], name),
+                kind=Kind.CONSTRAINT_TIGHTENED,
+                pointer=f"{at}/{escape(name)}",
+                name="dependentRequired",
+                old=sorted(before),
+                new=sorted(after),
+                route=route,
+                leaf=Leaf("present", added[0], name),
             )
         )
     if relaxed:
         walk.emit(
             Finding(
-                Kind.CONSTRAINT_RELAXED,
-                at,
-                "dependentRequired",
-                {k: sorted(v) for k, v in sorted(old.dependent_required.items())},
-                {k: sorted(v) for k, v in sorted(new.dependent_required.items())},
+                kind=Kind.CONSTRAINT_RELAXED,
+                pointer=at,
+                name="dependentRequired",
+                old={k: sorted(v) for k, v in sorted(old.dependent_required.items())},
+                new={k: sorted(v) for k, v in sorted(new.dependent_required.items())},
             )
         )
 
@@ -82,7 +80,8 @@ def dependent_required_changed(
 def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
     """`dependentSchemas`: when `name` is present, the whole object must also
     meet the schema. Each name's schemas are compared in depth on an object
-    carrying `name` (an added one against `true`); a schema gone relaxes.
+    carrying `name` (an added one against `true`); a schema gone is
+    `constraint-relaxed`.
     Example: `{"dependentSchemas": {"card": {"required": ["cvv"]}}}` ->
     `{"dependentSchemas": {"card": {"required": ["cvv", "zip"]}}}` is
     required-added for `zip`."""
@@ -93,10 +92,17 @@ def dependent_schemas_changed(walk: Walk, old: Node, new: Node, pointer: str, ro
     for name in sorted(old.dependent_schemas.keys() | new.dependent_schemas.keys()):
         before = old.dependent_schemas.get(name)
         after = new.dependent_schemas.get(name)
-        at = f"{pointer}/dependentSchemas/{_escape(name)}"
+        at = f"{pointer}/dependentSchemas/{escape(name)}"
         if after is None:
             assert before is not None
-            walk.emit(Finding(Kind.CONSTRAINT_RELAXED, at, "dependentSchemas", old=before.raw))
+            walk.emit(
+                Finding(
+                    kind=Kind.CONSTRAINT_RELAXED,
+                    pointer=at,
+                    name="dependentSchemas",
+                    old=before.raw,
+                )
+            )
             continue
         if _never_sent(old, name) or (before is not None and not before.admits("object")):
             continue  # no valid object carried `name`

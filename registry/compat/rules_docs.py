@@ -4,26 +4,66 @@ analyse (fail closed: `unanalyzable`, breaking).
 
 from __future__ import annotations
 
-from registry.compat.dialects import dialect_of
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from registry.compat.dialects import ANNOTATIONS, dialect_of
+from registry.compat.jsonvalues import json_same
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.surface import KINDS
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
 
-__all__ = ["RULES"]
+__all__ = ["ANNOTATION_KINDS", "RULES", "annotation_changes"]
+
+
+# annotation keyword -> the kind its change is reported as (cosmetic, every one)
+ANNOTATION_KINDS: dict[str, Kind] = {
+    "description": Kind.DESCRIPTION_CHANGED,
+    "title": Kind.TITLE_CHANGED,
+    "examples": Kind.EXAMPLES_CHANGED,
+    "$comment": Kind.COMMENT_CHANGED,
+    "deprecated": Kind.DEPRECATED_CHANGED,
+    "readOnly": Kind.ACCESS_CHANGED,
+    "writeOnly": Kind.ACCESS_CHANGED,
+    "contentMediaType": Kind.ENCODED_CONTENT_CHANGED,
+    "contentEncoding": Kind.ENCODED_CONTENT_CHANGED,
+    "contentSchema": Kind.ENCODED_CONTENT_CHANGED,
+}
+assert ANNOTATION_KINDS.keys() == ANNOTATIONS
 
 
 def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """The annotations of a schema node (`annotation_changes`)."""
+    if old.annotations or new.annotations:
+        for finding in annotation_changes(pointer, old.annotations, new.annotations):
+            walk.emit(finding)
+
+
+def annotation_changes(
+    pointer: str, old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str] = ()
+) -> list[Finding]:
     """`description-changed`, `title-changed`, `examples-changed`,
-    `comment-changed` inside a schema: cosmetic, always reported.
-    Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}`."""
-    if not old.annotations and not new.annotations:
-        return
-    for keyword, kind in KINDS.items():
-        before = old.annotations.get(keyword, ABSENT)
-        after = new.annotations.get(keyword, ABSENT)
-        if before != after:
-            walk.emit(Finding(kind, f"{pointer}/{keyword}", keyword, before, after))
+    `comment-changed`, `deprecated-changed`, `access-changed` (`readOnly`,
+    `writeOnly`), `encoded-content-changed` (`contentMediaType`,
+    `contentEncoding`, `contentSchema`) between the annotations of a schema
+    (`keys`: the annotation keywords to look at, all of them when empty):
+    cosmetic, always reported, compared as JSON (`1` is not `true`).
+    Example: `{"description": "Max rows"}` -> `{"description": "Row cap"}` is
+    description-changed; adding `"deprecated": true` is deprecated-changed."""
+    findings = []
+    for keyword in keys or ANNOTATION_KINDS:
+        before, after = old.get(keyword, ABSENT), new.get(keyword, ABSENT)
+        if before is not after and (before != after or not json_same(before, after)):
+            findings.append(
+                Finding(
+                    kind=ANNOTATION_KINDS[keyword],
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=before,
+                    new=after,
+                )
+            )
+    return findings
 
 
 def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -43,13 +83,13 @@ def unanalyzable_keyword(walk: Walk, old: Node, new: Node, pointer: str, route: 
         if before != after:
             walk.emit(
                 Finding(
-                    Kind.UNANALYZABLE,
-                    f"{pointer}/{keyword}",
-                    keyword,
-                    before,
-                    after,
-                    route,
-                    Leaf("sample"),
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"{pointer}/{keyword}",
+                    name=keyword,
+                    old=before,
+                    new=after,
+                    route=route,
+                    leaf=Leaf("sample"),
                 )
             )
 
@@ -61,13 +101,13 @@ def _borrowed_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Rou
             continue  # reported with the opaque keywords
         walk.emit(
             Finding(
-                Kind.UNANALYZABLE,
-                f"{pointer}/{keyword}",
-                keyword,
-                old.raw[keyword],
-                new.raw[keyword],
-                route,
-                Leaf("sample"),
+                kind=Kind.UNANALYZABLE,
+                pointer=f"{pointer}/{keyword}",
+                name=keyword,
+                old=old.raw[keyword],
+                new=new.raw[keyword],
+                route=route,
+                leaf=Leaf("sample"),
             )
         )
 
@@ -86,13 +126,13 @@ def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
     known = dialect_of(old.schema_uri) is not None and dialect_of(new.schema_uri) is not None
     walk.emit(
         Finding(
-            Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
-            f"{pointer}/$schema",
-            "$schema",
-            ABSENT if old.schema_uri is None else old.schema_uri,
-            ABSENT if new.schema_uri is None else new.schema_uri,
-            None if known else route,
-            None if known else Leaf("sample"),
+            kind=Kind.DIALECT_CHANGED if known else Kind.UNANALYZABLE,
+            pointer=f"{pointer}/$schema",
+            name="$schema",
+            old=ABSENT if old.schema_uri is None else old.schema_uri,
+            new=ABSENT if new.schema_uri is None else new.schema_uri,
+            route=None if known else route,
+            leaf=None if known else Leaf("sample"),
         )
     )
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from registry.compat.jsonvalues import encode
+from registry.compat.jsonvalues import encode, json_key
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
-from registry.compat.shape import json_key, shape
+from registry.compat.shape import shape
 from registry.compat.walk import (
     ABSENT,
     Finding,
@@ -28,18 +28,15 @@ from registry.compat.walk import (
     deref,
 )
 from registry.patterns import PatternError, linear_validator, search
+from registry.pointers import escape
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "default_changed", "property_added", "required_removed"]
 
 
 def _both_objects(old: Node, new: Node) -> bool:
     """Object keywords matter only where old and new both admit objects; a type
     change is reported by the type rule."""
     return old.admits("object") and new.admits("object")
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _renames(old: Node, new: Node) -> dict[str, str]:
@@ -107,7 +104,7 @@ def properties_changed(
     added = [n for n in new_names if n not in old_names]
     renamed_to = set(renames.values())
     for name in removed:
-        at = f"{pointer}/properties/{_escape(name)}"
+        at = f"{pointer}/properties/{escape(name)}"
         target = arguments_pointer((*route, Step("prop", name)))
         gone = old.properties[name]
         if name in renames:
@@ -123,21 +120,21 @@ def properties_changed(
             )
             walk.emit(
                 Finding(
-                    Kind.PROPERTY_RENAMED,
-                    at,
-                    name,
-                    name,
-                    new_name,
-                    (*route, Step("prop", name)),
-                    Leaf("sample"),
-                    op,
-                    {"new_name": new_name},
+                    kind=Kind.PROPERTY_RENAMED,
+                    pointer=at,
+                    name=name,
+                    old=name,
+                    new=new_name,
+                    route=(*route, Step("prop", name)),
+                    leaf=Leaf("sample"),
+                    suggested_op=op,
+                    extra={"new_name": new_name},
                     refused=_refused(walk, new, name, gone),
                     holder=new.pointer,
                 )
             )
-            new_at = f"{pointer}/properties/{_escape(new_name)}"
-            _default_changed(walk, old, new, name, new_name, new_at, route)
+            new_at = f"{pointer}/properties/{escape(new_name)}"
+            default_changed(walk, old, new, name, new_name, new_at, route)
             walk.compare(gone, new.properties[new_name], new_at, (*route, Step("prop", name)))
             continue
         if walk.validity and open_to_all(new):
@@ -155,14 +152,14 @@ def properties_changed(
         op = {"op": "drop", "path": target} if target and name not in new.required else None
         walk.emit(
             Finding(
-                Kind.PROPERTY_REMOVED,
-                at,
-                name,
-                _raw(gone),
-                ABSENT,
-                (*route, Step("prop", name)),
-                Leaf("sample"),
-                op,
+                kind=Kind.PROPERTY_REMOVED,
+                pointer=at,
+                name=name,
+                old=_raw(gone),
+                new=ABSENT,
+                route=(*route, Step("prop", name)),
+                leaf=Leaf("sample"),
+                suggested_op=op,
                 refused=kept is not None,
                 holder=new.pointer,
             )
@@ -170,18 +167,26 @@ def properties_changed(
     for name in added:
         if name in renamed_to:
             continue
-        at = f"{pointer}/properties/{_escape(name)}"
-        walk.emit(Finding(Kind.PROPERTY_ADDED, at, name, new=_raw(new.properties[name])))
-        _default_changed(walk, old, new, None, name, at, route)
+        at = f"{pointer}/properties/{escape(name)}"
+        walk.emit(property_added(at, name, _raw(new.properties[name])))
+        default_changed(walk, old, new, None, name, at, route)
         unlisted = _unlisted_schema(old, name)
         if unlisted is not None:
             walk.compare(unlisted, new.properties[name], at, (*route, Step("prop", name)))
     # A property with the same schema on both sides (no `$ref`) has the same
     # default and nothing below it differs: only the others are compared.
     for name in walk.changed_properties(old, new):
-        at = f"{pointer}/properties/{_escape(name)}"
-        _default_changed(walk, old, new, name, name, at, route)
+        at = f"{pointer}/properties/{escape(name)}"
+        default_changed(walk, old, new, name, name, at, route)
         walk.compare(old.properties[name], new.properties[name], at, (*route, Step("prop", name)))
+
+
+def property_added(at: str, name: str, schema: Any) -> Finding:
+    """`property-added`: an object declares a property it did not (additive;
+    with a default it is `default-added` too, `default_changed`'s finding).
+    Example: `{"properties": {"q": {}}}` -> `{"properties": {"q": {}, "limit":
+    {"type": "integer"}}}` is property-added at `/properties/limit`."""
+    return Finding(kind=Kind.PROPERTY_ADDED, pointer=at, name=name, new=schema)
 
 
 def _refused(walk: Walk, new: Node, name: str, gone: Node) -> bool:
@@ -255,7 +260,7 @@ def _matches(pattern: str, name: str) -> bool:
         return True  # a pattern RE2 cannot run may match: assume it does
 
 
-def _default_changed(
+def default_changed(
     walk: Walk,
     old: Node,
     new: Node,
@@ -295,7 +300,18 @@ def _default_changed(
     if op is not None and not _sendable(new_node, fill):
         op = None  # no call carrying it would be valid: nothing to convert to
     leaf = Leaf("absent", name=old_name or new_name)
-    walk.emit(Finding(kind, f"{at}/default", new_name, old_value, new_value, route, leaf, op))
+    walk.emit(
+        Finding(
+            kind=kind,
+            pointer=f"{at}/default",
+            name=new_name,
+            old=old_value,
+            new=new_value,
+            route=route,
+            leaf=leaf,
+            suggested_op=op,
+        )
+    )
 
 
 def _sendable(node: Node, value: Any) -> bool:
@@ -323,7 +339,10 @@ def required_changed(
 
     Example: `{"required": ["query"]}` -> `{"required": ["query",
     "filters"]}` is required-added for `filters` (an old call without it is
-    refused); suggested op: fill it with a value the new version accepts.
+    refused). Suggested op: fill it, where a value is known that means what
+    an old call meant by leaving it out: the default the old version read it
+    as, or the one value the new version allows. No value is made up (the
+    server would read it as the caller's): otherwise no op is suggested.
     """
     renamed_from = {new_name: old_name for old_name, new_name in renames.items()}
     for name in sorted(new.required - old.required):
@@ -331,32 +350,46 @@ def required_changed(
         if source is not None and source in old.required:
             continue
         target = arguments_pointer((*route, Step("prop", name)))
-        sample = _fill_value(new.properties.get(name))
-        op = {"op": "fill", "path": target, "value": sample} if target else None
+        value = _known_value(old.properties.get(source or name), new.properties.get(name))
+        op = {"op": "fill", "path": target, "value": value} if target and value is not _NO else None
         walk.emit(
             Finding(
-                Kind.REQUIRED_ADDED,
-                f"{pointer}/required",
-                name,
-                ABSENT,
-                name,
-                route,
-                Leaf("absent", name=source or name),
-                op,
+                kind=Kind.REQUIRED_ADDED,
+                pointer=f"{pointer}/required",
+                name=name,
+                old=ABSENT,
+                new=name,
+                route=route,
+                leaf=Leaf("absent", name=source or name),
+                suggested_op=op,
             )
         )
     for name in sorted(old.required - new.required):
         if name in renames and renames[name] in new.required:
             continue
-        walk.emit(Finding(Kind.REQUIRED_REMOVED, f"{pointer}/required", name, old=name))
+        walk.emit(required_removed(f"{pointer}/required", name))
 
 
-def _fill_value(node: Node | None) -> Any:
-    from registry.compat.witness import instance_of
+def required_removed(at: str, name: str) -> Finding:
+    """`required-removed`: a name the object no longer requires (additive on
+    input, breaking on output). Example: `{"required": ["q", "n"]}` ->
+    `{"required": ["q"]}` is required-removed for `n`."""
+    return Finding(kind=Kind.REQUIRED_REMOVED, pointer=at, name=name, old=name)
 
-    if node is None:
-        return None
-    return instance_of(deref(node))
+
+def _known_value(before: Node | None, after: Node | None) -> Any:
+    """The value to fill a property now required with, or `_NO`: the default
+    the old version read an absent value as (where the new version accepts
+    it), else the only value the new version allows."""
+    if before is not None and deref(before).has_default:
+        default = deref(before).default
+        if after is None or _sendable(deref(after), default):
+            return default
+    allowed = deref(after).allowed_values() if after is not None else None
+    return allowed[0] if allowed is not None and len(allowed) == 1 else _NO
+
+
+_NO: Any = object()
 
 
 def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -369,7 +402,7 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     `true` narrows it the same way; `false` -> absent opens it. Two schemas
     are compared in depth as the values of a map. `unevaluatedProperties`
     beside `allOf`/`anyOf`/`$ref` that evaluate properties is unanalyzable
-    when it changes.
+    when it changes (`unanalyzable`).
     """
     if (
         old.additional_properties is None
@@ -393,24 +426,40 @@ def content_model_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     if _evaluated_elsewhere(old) or _evaluated_elsewhere(new):
         if old_keyword != new_keyword or old_shown != new_shown:
             walk.emit(
-                Finding(Kind.UNANALYZABLE, at, keyword, old_shown, new_shown, route, Leaf("sample"))
+                Finding(
+                    kind=Kind.UNANALYZABLE,
+                    pointer=at,
+                    name=keyword,
+                    old=old_shown,
+                    new=new_shown,
+                    route=route,
+                    leaf=Leaf("sample"),
+                )
             )
         return
     extra = _unlisted_name(old, new)
     if old_open:
         walk.emit(
             Finding(
-                Kind.CONTENT_MODEL_CLOSED,
-                at,
-                keyword,
-                old_shown,
-                new_shown,
-                route,
-                Leaf("with", _unlisted_value(new_child), extra),
+                kind=Kind.CONTENT_MODEL_CLOSED,
+                pointer=at,
+                name=keyword,
+                old=old_shown,
+                new=new_shown,
+                route=route,
+                leaf=Leaf("with", _unlisted_value(new_child), extra),
             )
         )
     elif new_open:
-        walk.emit(Finding(Kind.CONTENT_MODEL_OPENED, at, keyword, old_shown, new_shown))
+        walk.emit(
+            Finding(
+                kind=Kind.CONTENT_MODEL_OPENED,
+                pointer=at,
+                name=keyword,
+                old=old_shown,
+                new=new_shown,
+            )
+        )
     else:
         assert old_child is not None and new_child is not None
         walk.compare(old_child, new_child, at, (*route, Step("extra", extra)))
@@ -435,7 +484,7 @@ def pattern_properties_changed(
         walk.compare(
             old_patterns[pattern],
             new_patterns[pattern],
-            f"{pointer}/patternProperties/{_escape(pattern)}",
+            f"{pointer}/patternProperties/{escape(pattern)}",
             (*route, Step("extra", _name_matching(pattern, old))),
         )
     for pattern in sorted(new_patterns.keys() - old_patterns.keys()):
@@ -462,7 +511,7 @@ def _pattern_added(walk: Walk, old: Node, new: Node, pattern: str, at: str, rout
     for source_name, source in sources:
         findings = walk.probe(source, schema, (*route, Step("prop", source_name)), validity=True)
         for finding in findings:
-            finding.pointer = f"{at}/{_escape(pattern)}" + finding.pointer[len(schema.pointer) :]
+            finding.pointer = f"{at}/{escape(pattern)}" + finding.pointer[len(schema.pointer) :]
             walk.emit(finding)
         if findings:
             return

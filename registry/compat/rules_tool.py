@@ -14,6 +14,7 @@ from typing import Any
 from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind
 from registry.compat.walk import ABSENT, Finding
+from registry.pointers import escape
 
 __all__ = [
     "ESCALATION",
@@ -22,6 +23,7 @@ __all__ = [
     "MCP_TOOL_FIELDS",
     "MCP_TOOL_FIELD_ORDER",
     "TASK_SUPPORT",
+    "output_schema_changed",
     "tool_changes",
 ]
 
@@ -114,7 +116,11 @@ def name_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
         return []
     return [
         Finding(
-            Kind.TOOL_RENAMED, "/name", "name", old.get("name", ABSENT), new.get("name", ABSENT)
+            kind=Kind.TOOL_RENAMED,
+            pointer="/name",
+            name="name",
+            old=old.get("name", ABSENT),
+            new=new.get("name", ABSENT),
         )
     ]
 
@@ -132,7 +138,7 @@ def texts_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
     ):
         before, after = old.get(key, ABSENT), new.get(key, ABSENT)
         if before != after:
-            findings.append(Finding(kind, f"/{key}", key, before, after))
+            findings.append(Finding(kind=kind, pointer=f"/{key}", name=key, old=before, new=after))
     return findings
 
 
@@ -143,7 +149,7 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
     `idempotentHint` true -> false, `openWorldHint` false -> true escalate
     (breaking); the reverse relaxes. An absent hint equals its default, so
     writing the default out is no change. Other annotation keys: `title`
-    is title-changed; anything else that differs is unanalyzable.
+    is `title-changed`; anything else that differs is `unanalyzable`.
     """
     findings = []
     for hint, default in HINT_DEFAULTS.items():
@@ -154,24 +160,36 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
         kind = Kind.ANNOTATION_ESCALATED if after == ESCALATION[hint] else Kind.ANNOTATION_RELAXED
         findings.append(
             Finding(
-                kind, f"/annotations/{hint}", hint, old.get(hint, ABSENT), new.get(hint, ABSENT)
+                kind=kind,
+                pointer=f"/annotations/{hint}",
+                name=hint,
+                old=old.get(hint, ABSENT),
+                new=new.get(hint, ABSENT),
             )
         )
     if old.get("title", ABSENT) != new.get("title", ABSENT):
         findings.append(
             Finding(
-                Kind.TITLE_CHANGED,
-                "/annotations/title",
-                "title",
-                old.get("title", ABSENT),
-                new.get("title", ABSENT),
+                kind=Kind.TITLE_CHANGED,
+                pointer="/annotations/title",
+                name="title",
+                old=old.get("title", ABSENT),
+                new=new.get("title", ABSENT),
             )
         )
     others = (old.keys() | new.keys()) - _KNOWN_ANNOTATIONS
     for key in sorted(others) if others else ():
         before, after = old.get(key, ABSENT), new.get(key, ABSENT)
         if before != after:
-            findings.append(Finding(Kind.UNANALYZABLE, f"/annotations/{key}", key, before, after))
+            findings.append(
+                Finding(
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"/annotations/{key}",
+                    name=key,
+                    old=before,
+                    new=after,
+                )
+            )
     return findings
 
 
@@ -183,7 +201,7 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
     `"forbidden"` -> `"optional"` relaxes (a call without a task still works);
     `"optional"` -> `"required"` tightens (a call without a task is refused).
     A value MCP does not define, or another key of `execution`, that differs
-    is unanalyzable.
+    is `unanalyzable`.
     """
     default = FIELD_DEFAULTS[("execution", "taskSupport")][0]
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -193,11 +211,11 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
         ):
             return [
                 Finding(
-                    Kind.UNANALYZABLE,
-                    "/execution",
-                    "execution",
-                    ABSENT if old is None else old,
-                    ABSENT if new is None else new,
+                    kind=Kind.UNANALYZABLE,
+                    pointer="/execution",
+                    name="execution",
+                    old=ABSENT if old is None else old,
+                    new=ABSENT if new is None else new,
                 )
             ]
         old, new = old or {}, new or {}
@@ -208,7 +226,13 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
     if modes_before is None or modes_after is None:
         if not json_equal(before, after):
             findings.append(
-                Finding(Kind.UNANALYZABLE, "/execution/taskSupport", "taskSupport", before, after)
+                Finding(
+                    kind=Kind.UNANALYZABLE,
+                    pointer="/execution/taskSupport",
+                    name="taskSupport",
+                    old=before,
+                    new=after,
+                )
             )
     elif modes_before != modes_after:
         kind = (
@@ -216,12 +240,46 @@ def execution_changed(old: Any, new: Any) -> list[Finding]:
             if modes_after >= modes_before
             else Kind.TASK_SUPPORT_TIGHTENED
         )
-        findings.append(Finding(kind, "/execution/taskSupport", "taskSupport", before, after))
+        findings.append(
+            Finding(
+                kind=kind,
+                pointer="/execution/taskSupport",
+                name="taskSupport",
+                old=before,
+                new=after,
+            )
+        )
     for key in sorted((old.keys() | new.keys()) - {"taskSupport"}):
         was, now = old.get(key, ABSENT), new.get(key, ABSENT)
         if was is ABSENT or now is ABSENT or not json_equal(was, now):
-            findings.append(Finding(Kind.UNANALYZABLE, f"/execution/{_escape(key)}", key, was, now))
+            findings.append(
+                Finding(
+                    kind=Kind.UNANALYZABLE,
+                    pointer=f"/execution/{escape(key)}",
+                    name=key,
+                    old=was,
+                    new=now,
+                )
+            )
     return findings
+
+
+def output_schema_changed(old: Any, new: Any) -> list[Finding]:
+    """`property-added` / `property-removed` at `/outputSchema`: the tool gained
+    or lost the schema of its results (None where there is none); two schemas
+    are the walk's business. Example: a tool without `outputSchema` that
+    declares `{"type": "object"}` is property-added at `/outputSchema`."""
+    if old is None and new is not None:
+        return [
+            Finding(kind=Kind.PROPERTY_ADDED, pointer="/outputSchema", name="outputSchema", new=new)
+        ]
+    if new is None and old is not None:
+        return [
+            Finding(
+                kind=Kind.PROPERTY_REMOVED, pointer="/outputSchema", name="outputSchema", old=old
+            )
+        ]
+    return []
 
 
 def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding]:
@@ -231,16 +289,12 @@ def extensions_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Finding
     Example: `"requiredScopes": ["repo"]` -> `"requiredScopes": ["repo", "gist"]`."""
     return [
         Finding(
-            Kind.EXTENSION_CHANGED,
-            f"/{_escape(key)}",
-            key,
-            old.get(key, ABSENT),
-            new.get(key, ABSENT),
+            kind=Kind.EXTENSION_CHANGED,
+            pointer=f"/{escape(key)}",
+            name=key,
+            old=old.get(key, ABSENT),
+            new=new.get(key, ABSENT),
         )
         for key in sorted((old.keys() | new.keys()) - MCP_TOOL_FIELDS)
         if not json_equal(old.get(key), new.get(key)) or (key in old) != (key in new)
     ]
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")

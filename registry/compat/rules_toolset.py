@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from registry.compat.classify import LIMITS, change_of, classify
+from registry.compat.classifier import LIMITS, change_of, classify
 from registry.compat.jsonvalues import json_equal
 from registry.compat.kinds import Kind, Side
 from registry.compat.report import Change, ClassificationError
@@ -62,9 +62,11 @@ def toolset_changes(
     changes = []
     for lost in gone:
         if lost in pairs:
-            finding = Finding(Kind.TOOL_RENAMED, "/name", "name", lost, pairs[lost])
+            finding = Finding(
+                kind=Kind.TOOL_RENAMED, pointer="/name", name="name", old=lost, new=pairs[lost]
+            )
         else:
-            finding = Finding(Kind.TOOL_REMOVED, "", "name", old=lost)
+            finding = Finding(kind=Kind.TOOL_REMOVED, pointer="", name="name", old=lost)
         changes.append(change_of(Side.TOOL, finding))
     return changes
 

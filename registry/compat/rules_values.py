@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.compat.jsonvalues import json_missing
+from registry.compat.jsonvalues import json_key, json_missing
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.shape import json_key
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk, arguments_pointer
 
-__all__ = ["RULES"]
+__all__ = ["EMPTY_RULES", "RULES", "enum_widened", "nothing_was_valid"]
 
 
 _STRING = frozenset({"string"})
@@ -28,14 +27,21 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
 
     Example: `{"type": "number"}` -> `{"type": "integer"}` is type-narrowed
     (1.5 was valid); `{"type": "string"}` -> `{"type": ["string", "null"]}`
-    is type-widened. The `false` schema accepts nothing: reaching it narrows,
-    leaving it widens.
+    is type-widened. The `false` schema accepts nothing: reaching it narrows
+    (leaving it is `nothing_was_valid`'s).
     """
     if new.accepts_nothing and not old.accepts_nothing:
-        walk.emit(Finding(Kind.TYPE_NARROWED, pointer, "type", True, False, route, Leaf("sample")))
-        return
-    if old.accepts_nothing and not new.accepts_nothing:
-        walk.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new.raw))
+        walk.emit(
+            Finding(
+                kind=Kind.TYPE_NARROWED,
+                pointer=pointer,
+                name="type",
+                old=True,
+                new=False,
+                route=route,
+                leaf=Leaf("sample"),
+            )
+        )
         return
     if old.types is not None and old.types == new.types:
         return  # the same `type` keyword: the same types either way
@@ -53,17 +59,38 @@ def type_narrowed_or_widened(walk: Walk, old: Node, new: Node, pointer: str, rou
     if lost:
         walk.emit(
             Finding(
-                Kind.TYPE_NARROWED,
-                f"{pointer}/type",
-                "type",
-                old_shown,
-                new_shown,
-                route,
-                Leaf("typed", lost[0]),
+                kind=Kind.TYPE_NARROWED,
+                pointer=f"{pointer}/type",
+                name="type",
+                old=old_shown,
+                new=new_shown,
+                route=route,
+                leaf=Leaf("typed", lost[0]),
             )
         )
     if gained:
-        walk.emit(Finding(Kind.TYPE_WIDENED, f"{pointer}/type", "type", old_shown, new_shown))
+        walk.emit(
+            Finding(
+                kind=Kind.TYPE_WIDENED,
+                pointer=f"{pointer}/type",
+                name="type",
+                old=old_shown,
+                new=new_shown,
+            )
+        )
+
+
+def nothing_was_valid(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """`type-widened` where the old node accepted no value at all (`false`, no
+    type left, an empty `enum`, a `const` outside its `type`): nothing old
+    callers sent can break, and whatever the new node accepts is new. The walk
+    runs this rule alone on such a pair. Example: `{"properties": {"a":
+    false}}` -> `{"properties": {"a": {"type": "string"}}}` is type-widened at
+    `/properties/a`."""
+    if not new.unsatisfiable():
+        walk.emit(
+            Finding(kind=Kind.TYPE_WIDENED, pointer=pointer, name="type", old=False, new=new.raw)
+        )
 
 
 def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
@@ -83,17 +110,25 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
     if old_values is None:
         assert new_values is not None
         kind = Kind.CONST_CHANGED if new.has_const else Kind.ENUM_NARROWED
-        from registry.compat.witness import instance_of
+        from registry.compat.instances import instance_of
 
         sample = instance_of(old)
         if json_key(sample) in {json_key(v) for v in new_values}:
             sample = _value_outside(old, new_values)
         walk.emit(
-            Finding(kind, at, keyword, ABSENT, list(new_values), route, Leaf("value", sample))
+            Finding(
+                kind=kind,
+                pointer=at,
+                name=keyword,
+                old=ABSENT,
+                new=list(new_values),
+                route=route,
+                leaf=Leaf("value", sample),
+            )
         )
         return
     if new_values is None:
-        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, old=list(old_values)))
+        walk.emit(enum_widened(at, keyword, list(old_values)))
         return
     lost = json_missing(old_values, new_values)
     gained = json_missing(new_values, old_values)
@@ -101,13 +136,13 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         if old.has_const and new.has_const:
             walk.emit(
                 Finding(
-                    Kind.CONST_CHANGED,
-                    at,
-                    keyword,
-                    old.const,
-                    new.const,
-                    route,
-                    Leaf("value", old.const),
+                    kind=Kind.CONST_CHANGED,
+                    pointer=at,
+                    name=keyword,
+                    old=old.const,
+                    new=new.const,
+                    route=route,
+                    leaf=Leaf("value", old.const),
                 )
             )
             return
@@ -124,18 +159,25 @@ def enum_or_const_changed(walk: Walk, old: Node, new: Node, pointer: str, route:
         )
         walk.emit(
             Finding(
-                Kind.ENUM_NARROWED,
-                at,
-                keyword,
-                lost,
-                list(new_values),
-                route,
-                Leaf("value", lost[0]),
-                op,
+                kind=Kind.ENUM_NARROWED,
+                pointer=at,
+                name=keyword,
+                old=lost,
+                new=list(new_values),
+                route=route,
+                leaf=Leaf("value", lost[0]),
+                suggested_op=op,
             )
         )
     if gained:
-        walk.emit(Finding(Kind.ENUM_WIDENED, at, keyword, list(old_values), gained))
+        walk.emit(enum_widened(at, keyword, list(old_values), gained))
+
+
+def enum_widened(at: str, keyword: str, before: list[Any], gained: Any = ABSENT) -> Finding:
+    """`enum-widened`: values an `enum` (or `const`) gained, or all of them
+    where it went (`gained` absent). Example: `{"enum": ["r"]}` -> `{"enum":
+    ["r", "w"]}` is enum-widened, `["r"] -> ["w"]`."""
+    return Finding(kind=Kind.ENUM_WIDENED, pointer=at, name=keyword, old=before, new=gained)
 
 
 def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:
@@ -159,3 +201,5 @@ def _value_outside(old: Node, allowed: tuple[Any, ...]) -> Any:
 
 
 RULES = (type_narrowed_or_widened, enum_or_const_changed)
+# What the walk runs on a pair whose old node accepted nothing.
+EMPTY_RULES = (nothing_was_valid,)

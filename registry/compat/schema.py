@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from registry.compat.dialects import ANNOTATIONS, DEFAULT, UNANALYZABLE, Dialect
 from registry.compat.jsonvalues import encode, is_number, json_key, json_type, json_types
+from registry.pointers import escape, unescape
 
 if TYPE_CHECKING:
     from registry.compat.fold import Folded
@@ -33,7 +34,6 @@ __all__ = [
     "ANNOTATION_KEYWORDS",
     "ANYTHING",
     "ANY_STRING",
-    "BOUND_KEYWORDS",
     "Limits",
     "Node",
     "Properties",
@@ -75,22 +75,6 @@ class Limits:
 
 # Keywords that carry no validation: differences are cosmetic.
 ANNOTATION_KEYWORDS = ANNOTATIONS
-
-BOUND_KEYWORDS = (
-    "minimum",
-    "exclusiveMinimum",
-    "maximum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "minProperties",
-    "maxProperties",
-    "multipleOf",
-    "minContains",
-    "maxContains",
-)
 
 # Keywords that name or hold schemas without constraining an instance.
 IDENTITY_KEYWORDS = frozenset({"$id", "id", "$anchor", "$schema"})
@@ -483,16 +467,6 @@ class Properties(Mapping[str, Node]):
 
     def __repr__(self) -> str:
         return f"Properties({list(self.schemas)!r})"
-
-
-def escape(token: str) -> str:
-    if "~" not in token and "/" not in token:
-        return token
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 def local_target(document: Any, ref: str) -> tuple[Any, str] | None:

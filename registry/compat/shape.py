@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from registry.compat.jsonvalues import json_equal, json_key
+from registry.compat.jsonvalues import json_key
 
 if TYPE_CHECKING:
     from registry.compat.schema import Node
 
-__all__ = ["json_equal", "json_key", "same_shape", "shape"]
+__all__ = ["shape"]
 
 
 def shape(node: Node, *, without_union: bool = False) -> str:
@@ -25,10 +25,6 @@ def shape(node: Node, *, without_union: bool = False) -> str:
     if found is None:
         found = node.memo[key] = json_key(_shape(node, set(), without_union))
     return found
-
-
-def same_shape(a: Node, b: Node) -> bool:
-    return shape(a) == shape(b)
 
 
 def _shape(node: Node, active: set[int], without_union: bool = False) -> Any:

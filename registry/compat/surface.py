@@ -1,8 +1,9 @@
-"""Changes on the surface of a schema, settled without a walk.
+"""The cheap pass: where two schemas differ only on their surface, the walk's
+findings without the walk.
 
 Most real changes to a tool's schema rewrite a description, add an optional
-property or allow one more value. `surface_changes` finds these when they are
-all there is:
+property or allow one more value. `surface_changes` recognises these when they
+are all there is, and leaves everything else to the walk:
 
 - annotations (`description`, `title`, `examples`, `$comment`, ...) at schema
   positions: the values accepted and how they are read stay the same;
@@ -10,47 +11,47 @@ all there is:
   `properties` and `items` alone, declaring nothing but `type: "object"`,
   `properties`, `required`, a boolean `additionalProperties`, property-count
   bounds and annotations, each added property neither required nor given a
-  default (nor a `$ref` or combinator that could carry one). Such an object
-  is what the walk reports as `property-added` alone (docs/contract.md: an
-  optional property added to an object is additive); on such an object, names
-  no longer `required` (`required-removed`);
+  default (nor a `$ref` or combinator that could carry one); on such an
+  object, names no longer `required`;
 - values added to the `enum` of a plain scalar schema (`type`, `enum`,
   `default` and annotations only) that keep the JSON types its values can
-  have (`enum-widened`; a new type is the type rule's business too).
+  have (a new type is the type rule's business too).
+
+It decides no kind: each finding is made by the rule that owns its kind
+(`rules_docs.annotation_changes`, `rules_objects.property_added` and
+`required_removed`, `rules_values.enum_widened`), and only where the walk
+would make the same one and nothing else; tests/test_surface.py checks that
+its reports are the walk's on the corpus and on generated pairs. It honours
+`Limits`: where the walk could run out of a bound (its nesting, the nodes it
+parses, its steps) the pass leaves the pair to the walk, and the classifier
+refuses a document nested past `max_depth` either way.
 
 It walks both documents side by side, descending only where the JSON differs,
-and gives up at the first difference of any other kind; the walk then decides.
-It knows where schemas sit: a property named `description` or a `default`
-holding a `title` key is data, not an annotation. tests/test_surface.py checks
-that its reports are the walk's on the corpus and on generated pairs.
+and gives up at the first difference of any other kind. It knows where schemas
+sit: a property named `description` or a `default` holding a `title` key is
+data, not an annotation.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+from registry.compat.bounds import BOUNDS
 from registry.compat.dialects import ANNOTATIONS
 from registry.compat.jsonvalues import json_equal, json_missing, json_same, json_types
-from registry.compat.kinds import Kind
-from registry.compat.walk import ABSENT, Finding
+from registry.compat.nesting import check_nesting
+from registry.compat.parser import check_depth
+from registry.compat.report import ClassificationError
+from registry.compat.rules_docs import annotation_changes
+from registry.compat.rules_objects import property_added, required_removed
+from registry.compat.rules_values import enum_widened
+from registry.compat.schema import Limits
+from registry.compat.walk import Finding
+from registry.pointers import escape
 
-__all__ = ["KINDS", "surface_changes"]
-
-# annotation keyword -> the kind its change is reported as
-KINDS: dict[str, Kind] = {
-    "description": Kind.DESCRIPTION_CHANGED,
-    "title": Kind.TITLE_CHANGED,
-    "examples": Kind.EXAMPLES_CHANGED,
-    "$comment": Kind.COMMENT_CHANGED,
-    # No validation effect; reported as documentation changes.
-    "deprecated": Kind.DESCRIPTION_CHANGED,
-    "readOnly": Kind.DESCRIPTION_CHANGED,
-    "writeOnly": Kind.DESCRIPTION_CHANGED,
-    "contentMediaType": Kind.DESCRIPTION_CHANGED,
-    "contentEncoding": Kind.DESCRIPTION_CHANGED,
-    "contentSchema": Kind.DESCRIPTION_CHANGED,
-}
-assert KINDS.keys() == ANNOTATIONS
+__all__ = ["surface_changes"]
 
 # Keywords whose value maps names to schemas, holds a list of schemas, or is one.
 _MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
@@ -70,7 +71,7 @@ _SINGLE = frozenset(
         "else",
     }
 )
-_MAX_DEPTH = 64  # deeper documents take the walk, which refuses them
+_MAX_DEPTH = 64  # deeper, the walk decides (and bounds its own descent)
 
 # What a plain object or array may declare (annotations aside).
 _OBJECT_KEYS = ANNOTATIONS | {
@@ -78,12 +79,17 @@ _OBJECT_KEYS = ANNOTATIONS | {
     "properties",
     "required",
     "additionalProperties",
-    "minProperties",
-    "maxProperties",
     "default",
     "$schema",
+    *(b.keyword for b in BOUNDS if b.measures == "properties"),
 }
-_ARRAY_KEYS = ANNOTATIONS | {"type", "items", "minItems", "maxItems", "uniqueItems", "default"}
+_ARRAY_KEYS = ANNOTATIONS | {
+    "type",
+    "items",
+    "uniqueItems",
+    "default",
+    *(b.keyword for b in BOUNDS if b.measures == "items"),
+}
 # What a plain scalar schema whose `enum` grows may declare.
 _SCALAR_KEYS = ANNOTATIONS | {"type", "enum", "default"}
 _SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
@@ -97,12 +103,14 @@ class _Other(Exception):
     """A difference the surface does not settle: the walk decides."""
 
 
-def surface_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None:
+def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Finding] | None:
     """The annotation changes, plain property additions, names no longer
     required and widened enums between two schemas, or None when they differ
-    in anything else. Only the parts that differ are visited; an equal part is
-    confirmed by its JSON encoding, which tells `1` from `true` where Python's
-    equality does not.
+    in anything else (or the walk could run out of a bound of `limits` on
+    them). Only the parts that differ are visited; an equal part is confirmed
+    by its JSON encoding, which tells `1` from `true` where Python's equality
+    does not. Raises `ClassificationError` for a document nested past
+    `limits.max_depth`, as the walk does.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
     the same with `"limit": {"type": "integer"}` added and `q` described is
@@ -110,16 +118,71 @@ def surface_changes(old: Any, new: Any, pointer: str) -> list[Finding] | None:
     `/properties/q/description`.
     """
     findings: list[Finding] = []
-    olds: list[Any] = []  # parts Python finds equal, in step with `news`
+    # in step: the parts Python finds equal, the schemas of added properties
+    # that hold schemas (on both sides: measured with the rest), and a `"$ref"`
+    # for each entered schema with one (`_within` reads them)
+    olds: list[Any] = []
     news: list[Any] = []
     try:
         _schema(old, new, pointer, findings, olds, news, 0, True)
     except _Other:
         return None
     # confirmed last, all at once: equal JSON encodes alike, position by position
-    if olds and not json_equal(olds, news):
-        return None
-    return findings
+    try:
+        equal = _JSON.encode(olds)
+        if equal != _JSON.encode(news) and not json_equal(olds, news):
+            return None
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None  # not JSON as it is: the walk decides
+    return findings if _within(findings, equal, pointer, limits, old, new) else None
+
+
+def _within(
+    findings: list[Finding],
+    equal: bytes,
+    pointer: str,
+    limits: Limits,
+    old: Any,
+    new: Any,
+) -> bool:
+    """Whether the walk would stay within `limits` on what the pass settled,
+    bounded without walking the documents (each step here is a few bytecodes:
+    the pass answers in microseconds). Every schema the pass entered lies on
+    the path of a finding (one that differs and yields none is the walk's),
+    with a pointer token per level at least: the findings bound how deep it
+    went and how many schemas the walk would compare. What it did not enter is
+    in `equal` (the parts found equal, the added properties' schemas that
+    hold schemas, and a `"$ref"` for each entered schema with one): each schema
+    there takes 2 bytes at least (`{}`, `true`), and each level below a part's
+    first a `{` and 7 bytes (`"if":{}`), so that no part nests deeper than
+    `1 + len(equal) // 7` levels, nor than all their braces; a `$ref` may hop
+    as deep as `max_depth` allows.
+
+    A document nested past `max_depth` is refused here, as by the walk."""
+    deepest = base = pointer.count("/")
+    for finding in findings:
+        tokens = finding.pointer.count("/")
+        if tokens > deepest:  # noqa: PLR1730 (max() costs a call per finding)
+            deepest = tokens
+    deepest -= base
+    size = len(equal)
+    refs = equal.count(b'"$ref"') if _DOLLAR in equal else 0  # (an int: memchr)
+    work = 1 + deepest * len(findings) + size // 2 + refs * (limits.max_depth + 1)
+    if deepest >= limits.max_walk_depth or work > limits.max_nodes or work > limits.max_steps:
+        return False
+    room = limits.max_depth - deepest
+    if refs or (1 + size // 7 > room and equal.count(b"{") > room):
+        # the walk refuses a document nested past `max_depth`, wherever that is
+        check_depth(old, pointer, limits)
+        check_depth(new, pointer, limits)
+        if refs and limits.max_walk_depth <= limits.max_depth:
+            # it follows a `$ref` into parts both hold, and decides past its own depth
+            try:
+                check_nesting(old, pointer, limits.max_walk_depth - 1)
+                check_nesting(new, pointer, limits.max_walk_depth - 1)
+            except ClassificationError:
+                return False
+    return True
 
 
 def _schema(
@@ -137,37 +200,39 @@ def _schema(
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
         raise _Other
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
+    annotations = []
     for key in keys:
-        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
+        before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if before is after:
+            if key == "$ref":
+                olds.append(key)  # (marked for `_within`)
+                news.append(key)
+            elif type(before) is dict or type(before) is list:
+                olds.append(before)  # (a part both hold: measured with the rest)
+                news.append(after)
             continue
         if key in ANNOTATIONS:
             if before != after or not json_same(before, after):
-                findings.append(
-                    Finding(
-                        KINDS[key],
-                        f"{pointer}/{_escape(key)}",
-                        key,
-                        before,
-                        after,
-                    )
-                )
+                annotations.append(key)  # (worded by the rule that owns the kind)
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
                 olds.append(before)
                 news.append(after)
+            elif key == "$ref":
+                olds.append(key)  # (marked for `_within`)
+                news.append(key)
             continue
-        at = f"{pointer}/{_escape(key)}"
+        at = f"{pointer}/{escape(key)}"
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
-            findings.append(Finding(Kind.ENUM_WIDENED, at, "enum", list(before), gained))
+            findings.append(enum_widened(at, "enum", list(before), gained))
         elif plain and key == "required" and _plain_object(old) and _plain_object(new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
-                findings.append(Finding(Kind.REQUIRED_REMOVED, at, name, old=name))
+                findings.append(required_removed(at, name))
         elif key == "properties":
             adds = plain and _plain_object(old) and _plain_object(new)
             required = old.get("required", _NO_NAMES)
@@ -188,6 +253,8 @@ def _schema(
             _schema(before, after, at, findings, olds, news, depth + 1, deeper)
         else:
             raise _Other
+    if annotations:
+        findings += annotation_changes(pointer, old, new, annotations)
 
 
 def _map(
@@ -212,15 +279,17 @@ def _map(
             schema = new[name]
             if not _plain_addition(schema) or name in required:
                 raise _Other
-            at_name = f"{at}/{_escape(name)}"
-            findings.append(Finding(Kind.PROPERTY_ADDED, at_name, name, new=schema))
+            if not _flat(schema):
+                olds.append(schema)
+                news.append(schema)
+            findings.append(property_added(f"{at}/{escape(name)}", name, schema))
     for name, first in old.items():
         second = new[name]
         if first == second:
             olds.append(first)
             news.append(second)
         else:
-            _schema(first, second, f"{at}/{_escape(name)}", findings, olds, news, depth + 1, adds)
+            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
 
 
 def _plain_object(schema: dict[str, Any]) -> bool:
@@ -259,6 +328,16 @@ def _plain_array(schema: dict[str, Any]) -> bool:
     return schema.keys() <= _ARRAY_KEYS and schema.get("type") == "array"
 
 
+def _flat(schema: Any) -> bool:
+    """A schema holding no other schema: one level, no `$ref` below (a list
+    elsewhere than under `items` or `prefixItems` holds values, not schemas)."""
+    if type(schema) is dict:
+        for key, value in schema.items():
+            if type(value) is dict or (type(value) is list and key in _LISTS):
+                return False
+    return True
+
+
 def _plain_addition(schema: Any) -> bool:
     """A schema of an added property that brings no default with it."""
     kind = type(schema)
@@ -266,9 +345,6 @@ def _plain_addition(schema: Any) -> bool:
 
 
 _NO_NAMES: list[str] = []
-
-
-def _escape(token: str) -> str:
-    if "~" not in token and "/" not in token:
-        return token
-    return token.replace("~", "~0").replace("/", "~1")
+_ABSENT: Any = object()
+_DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
+_JSON = msgspec.json.Encoder()  # in the order written: equal bytes are equal JSON

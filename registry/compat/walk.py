@@ -23,8 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from registry.compat.kinds import READ_DIFFERENTLY, Kind, Severity, Side, severity_of
 from registry.compat.schema import Node, Properties, encode
+from registry.pointers import join
 
 __all__ = [
     "ABSENT",
@@ -79,8 +82,7 @@ class Leaf:
     name: str = ""
 
 
-@dataclass(slots=True)
-class Finding:
+class Finding(msgspec.Struct, kw_only=True):
     """`old` and `new` are the values before and after, `ABSENT` where there is none
     (`None` is JSON's null). `refused`: a property removed or renamed whose old
     value the new version refuses outright (its content model is closed to the
@@ -141,12 +143,17 @@ class Budget:
         return OutOfBudget()
 
 
-def budget_finding(bound: str, value: int, pointer: str, name: str) -> Finding:
-    """`unanalyzable` where a bound of `Limits` ran out. Example: two `anyOf`s of
-    1,000 object branches, every branch changed, try more branch pairs than
-    `max_branch_pairs`: `unanalyzable` at `/inputSchema/properties/v/anyOf`."""
-    message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
-    return Finding(Kind.UNANALYZABLE, pointer, name, extra={"bound": message})
+def budget_finding(bound: str, value: int | None, pointer: str, name: str) -> Finding:
+    """`unanalyzable` where a bound of `Limits` ran out (`value` None: where the
+    comparison could not finish for another reason, Python's recursion
+    limit). Example: two `anyOf`s of 1,000 object branches, every branch
+    changed, try more branch pairs than `max_branch_pairs`: `unanalyzable` at
+    `/inputSchema/properties/v/anyOf`."""
+    if value is None:
+        message = f"the engine could not finish the comparison here ({bound})"
+    else:
+        message = f"the engine's work budget ran out here ({bound} = {value:,}, Limits)"
+    return Finding(kind=Kind.UNANALYZABLE, pointer=pointer, name=name, extra={"bound": message})
 
 
 def unlimited() -> Budget:
@@ -173,6 +180,8 @@ class Walk:
     # The rules for a plain schema against a bare union (`Node.bare_union`): the
     # union rule alone pairs it with the branches (and the documentation rules).
     union_rules: tuple[Rule, ...] = ()
+    # The rules for a pair whose old node accepted no value (`Node.unsatisfiable`).
+    empty_rules: tuple[Rule, ...] = ()
     budget: Budget = field(default_factory=unlimited)
 
     def emit(self, finding: Finding) -> None:
@@ -204,8 +213,8 @@ class Walk:
             raise budget.run_out("max_walk_depth", new_node.pointer)
         if old_node.unsatisfiable():
             # no value was valid here: nothing old callers sent can break
-            if not new_node.unsatisfiable():
-                self.emit(Finding(Kind.TYPE_WIDENED, pointer, "type", False, new_node.raw))
+            for rule in self.empty_rules:
+                rule(self, old_node, new_node, pointer, route)
             return
         rules = self.rules
         old_raw, new_raw = old_node.raw, new_node.raw
@@ -336,6 +345,7 @@ class Walk:
             validity=validity,
             decide=decide,
             union_rules=self.union_rules,
+            empty_rules=self.empty_rules,
             budget=budget,
         )
         budget.active.append(key)
@@ -379,4 +389,4 @@ def arguments_pointer(route: Route) -> str | None:
     """The JSON Pointer into the arguments object, when the route is all properties."""
     if any(step.via != "prop" for step in route):
         return None
-    return "".join("/" + str(step.key).replace("~", "~0").replace("/", "~1") for step in route)
+    return join(step.key for step in route)

@@ -5,12 +5,15 @@
 Pages (Jinja2 templates through Litestar's template support, `templates/`):
 namespaces, a namespace, a tool's timeline (kept live by htmx following the
 toolset's long-poll), a diff between two versions, digest lookup and listing
-verification, plan, and the audit log. The only script is htmx, vendored under
-`static/` with its licence and version; every asset is served from here, and
-the Content-Security-Policy lets a page reach nothing else.
+verification, plan, the audit log, and a namespace's reviews (`reviews`: the
+versions its review policy holds, and the forms that approve or reject them).
+The only script is htmx, vendored under `static/` with its licence and version;
+every asset is served from here, and the Content-Security-Policy lets a page
+reach nothing else.
 
-Authorization is the API's (`session`); the pages never write. The console's
-routes stay out of the API's OpenAPI document.
+Authorization is the API's (`session`); the only writes are the review decisions,
+through the API's own handlers, from forms bound to the session (CSRF). The
+console's routes stay out of the API's OpenAPI document.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from litestar.template.config import TemplateConfig
 from markupsafe import Markup, escape
 
 from registry.api.problems import ApiError
-from registry.console import browse, forms, session
+from registry.console import browse, forms, reviews, session
 from registry.console.headers import CONTENT_SECURITY_POLICY, PAGE_HEADERS
-from registry.console.views import pretty
+from registry.console.views import evidence, line_key, pretty, shown
 
 __all__ = ["CONTENT_SECURITY_POLICY", "HTMX", "console_router", "template_config"]
 
@@ -56,7 +59,13 @@ def console_router() -> Router:
     )
     return Router(
         path=session.PREFIX,
-        route_handlers=[*session.HANDLERS, *browse.HANDLERS, *forms.HANDLERS, static],
+        route_handlers=[
+            *session.HANDLERS,
+            *reviews.HANDLERS,
+            *browse.HANDLERS,
+            *forms.HANDLERS,
+            static,
+        ],
         before_request=session.authenticate,
         exception_handlers={
             ApiError: session.on_api_error,
@@ -88,6 +97,9 @@ def _configure(engine: JinjaTemplateEngine) -> None:
             "pretty": pretty,
             "compact": _compact,
             "short": _short,
+            "shown": shown,
+            "evidence": evidence,
+            "line_key": line_key,
             "breakable": _breakable,
         }
     )

@@ -22,6 +22,7 @@ from litestar.response import Template
 from registry.api import analysis
 from registry.api import capabilities as api_capabilities
 from registry.api import namespace_policy as api_policy
+from registry.api import reviews as api_reviews
 from registry.api import tools as api_tools
 from registry.api.auth import Principal
 from registry.api.params import TOOL_PATTERN, NamespaceName, ToolName
@@ -36,7 +37,7 @@ from registry.console.views import (
     timeline,
     tool_rows,
 )
-from registry.policy.usage import format_duration, summarize
+from registry.policy.callers import format_duration, summarize
 from registry.store import Alias, AuditEvent, Converter, Version, repository
 from registry.store.overview import namespace_overview, version_states
 from registry.store.usage import usage_rows
@@ -84,6 +85,7 @@ async def namespace_page(request: Request[Any, Any, Any], ns: NamespaceName) -> 
         aliases=aliases,
         capabilities=captured,
         policy=await api_policy.get_namespace_policy.fn(request, ns=ns),
+        waiting=len((await api_reviews.list_reviews.fn(request, ns=ns)).reviews),
     )
 
 

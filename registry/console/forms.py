@@ -40,6 +40,8 @@ AUDIT_ACTIONS: Final = (
     "version.publish",
     "version.deprecate",
     "version.retire",
+    "version.approve",
+    "version.reject",
     "converter.register",
     "alias.set",
     "capabilities.put",

@@ -11,17 +11,22 @@ to the API's own `principal()`, so scopes, open reads, revocation and the
 bootstrap token work as they do for the API. Sessions end at sign-out, after
 `SESSION_HOURS`, or when their token is revoked.
 
-Only sign-in and sign-out change anything; they are POST forms, refused
-unless the browser says the request comes from this site: `Sec-Fetch-Site`
-`same-origin` (or `none`, typed by the user), or, from a browser that sends no
-`Sec-Fetch-Site`, an `Origin` naming this host; there `Origin: null` and a form
-with neither header are refused. With the
-SameSite cookie, that is the CSRF defence. Redirects after sign-in go to
-console paths only.
+Every POST form is refused unless the browser says the request comes from
+this site: `Sec-Fetch-Site` `same-origin` (or `none`, typed by the user), or,
+from a browser that sends no `Sec-Fetch-Site`, an `Origin` naming this host;
+there `Origin: null` and a form with neither header are refused. With the
+SameSite cookie, that is the CSRF defence of sign-in and sign-out. The forms
+that change the registry (approving or rejecting a version held for review)
+also carry a token bound to the session (`csrf_token`: a hash of the session
+id, which only the session's own pages know) and need the session itself: a
+request without the cookie, or with another session's token, is refused
+(`check_csrf`). Redirects after sign-in go to console paths only.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from datetime import timedelta
 from typing import Annotated, Any, Final
@@ -44,6 +49,8 @@ __all__ = [
     "COOKIE",
     "HANDLERS",
     "authenticate",
+    "check_csrf",
+    "csrf_token",
     "on_api_error",
     "on_http_exception",
     "page",
@@ -123,6 +130,29 @@ async def reader_or_login(request: Request[Any, Any, Any]) -> Principal:
     if found.token_id is None and not services(request).settings.open_reads:
         raise ApiError("unauthenticated", "sign in with a token to see the registry")
     return found
+
+
+# -- the forms that write ------------------------------------------------------------
+
+
+def csrf_token(request: Request[Any, Any, Any]) -> str | None:
+    """The token a write form of this session carries; None without a session."""
+    session = request.cookies.get(COOKIE)
+    if not session:
+        return None
+    return hashlib.sha256(b"registry-console-csrf\0" + session.encode()).hexdigest()
+
+
+def check_csrf(request: Request[Any, Any, Any], sent: Any) -> None:
+    """403 unless the form came from a page of this request's session (signed in
+    through the console: a bearer token alone never writes through a form)."""
+    expected = csrf_token(request)
+    if SESSION_TOKEN not in request.scope.get("state", {}) or expected is None:
+        raise ApiError("forbidden", "a console form that writes needs a console session")
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, expected):
+        raise ApiError(
+            "forbidden", "this form did not come from this session's page: reload it and retry"
+        )
 
 
 # -- pages ------------------------------------------------------------------------------

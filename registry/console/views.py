@@ -6,6 +6,8 @@ store's repository functions), these shape, the templates print.
     rows = tool_rows(tool_list, version_states)               # a namespace's tools
     entries = timeline(versions, converters, aliases, events, reports, routes)
     rows = side_by_side(old.definition, new.definition)       # the diff's two columns
+    html = shown(text)                                        # invisible characters marked
+    marked = risky_lines(new.definition, risks)               # diff lines a finding is on
     tools = listed_tools(document)                            # what a lookup was given
 """
 
@@ -14,15 +16,19 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
+from markupsafe import Markup, escape
 
 from registry.compat import ChangeReport
 from registry.policy.acceptance import Acceptance
 from registry.policy.verify import ToolVerdict
+from registry.risks import Risk
+from registry.risks.characters import hidden, name
 from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
 from registry.store import Alias, AuditEvent, Converter, Version
 from registry.store.overview import VersionState
@@ -37,8 +43,12 @@ __all__ = [
     "ToolRow",
     "VerifyRow",
     "event_line",
+    "evidence",
     "fingerprint",
+    "line_key",
     "listed_tools",
+    "risky_lines",
+    "shown",
     "side_by_side",
     "timeline",
     "tool_rows",
@@ -96,6 +106,9 @@ class ToolRow(msgspec.Struct, frozen=True):
         return ", ".join(f"v{n}" for n in self.retired) or "none"
 
 
+_SERVED = ("active", "deprecated")
+
+
 def tool_rows(tools: Sequence[Any], states: Sequence[VersionState]) -> list[ToolRow]:
     """One row per tool of `GET .../tools` (`ToolEntry`s), with its served and retired
     versions from `states` (every version's effective state, by tool then number)."""
@@ -105,13 +118,15 @@ def tool_rows(tools: Sequence[Any], states: Sequence[VersionState]) -> list[Tool
     rows = []
     for entry in tools:
         versions = by_tool.get(entry.name, [])
+        # a tool none of whose versions is released yet reads as its newest held one
+        held = [v.state for v in versions if v.state in ("pending", "rejected")]
         rows.append(
             ToolRow(
                 name=entry.name,
                 current=entry.current_version,
-                state=entry.state,
+                state=entry.state or (held[-1] if held and len(held) == len(versions) else None),
                 digest=entry.digest,
-                served=[v.version for v in reversed(versions) if v.state != "retired"],
+                served=[v.version for v in reversed(versions) if v.state in _SERVED],
                 retired=[v.version for v in versions if v.state == "retired"],
             )
         )
@@ -149,6 +164,9 @@ def event_line(event: AuditEvent) -> str:
         text = f"registered a converter from version {detail.get('from')} to {detail.get('to')}"
     elif event.action == "alias.set":
         text = f"set alias {event.tool}"
+    elif event.action in ("version.approve", "version.reject"):
+        verb = "approved" if event.action == "version.approve" else "rejected"
+        text = f"{verb} version {event.version} in review: {detail.get('reason')}"
     else:
         text = event.action
     return text + (f" (by {event.actor})" if event.actor else "")
@@ -165,7 +183,7 @@ def timeline(
     """Newest first. `reports[n]`: the change from version n-1 to n; `routes[n]`: the route
     of served version n to current; `events`: the tool's audit events, None when the
     caller may not read the audit log."""
-    served = [v for v in versions if v.state != "retired"]
+    served = [v for v in versions if v.served]
     current = served[-1].version if served else None
     publishes: dict[int, AuditEvent] = {}
     by_request: dict[str, list[AuditEvent]] = {}
@@ -246,8 +264,10 @@ def pretty(value: Any) -> str:
 
 
 def side_by_side(old: Any, new: Any) -> list[DiffRow]:
-    """Both definitions line by line (difflib's matching), changed lines tagged."""
-    left, right = pretty(old).splitlines(), pretty(new).splitlines()
+    """Both definitions line by line (difflib's matching), changed lines tagged; `old`
+    None: nothing (a first version, every line added)."""
+    left = pretty(old).splitlines() if old is not None else []
+    right = pretty(new).splitlines()
     rows: list[DiffRow] = []
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -270,6 +290,75 @@ def side_by_side(old: Any, new: Any) -> list[DiffRow]:
                 )
             )
     return rows
+
+
+def shown(text: Any) -> Markup:
+    """`text`, HTML-escaped, each invisible character written out in a mark
+    (`<mark class="hidden-char">U+200B ZERO WIDTH SPACE</mark>`): what a page shows of a
+    definition, whose hidden characters a reader must see."""
+    value = "" if text is None else str(text)
+    found = hidden(value)
+    if not found:
+        return escape(value)
+    parts: list[str] = []
+    start = 0
+    for offset, char in found:
+        parts.append(escape(value[start:offset]))
+        parts.append(f'<mark class="hidden-char">{escape(name(char))}</mark>')
+        start = offset + 1
+    parts.append(escape(value[start:]))
+    return Markup("".join(parts))
+
+
+# what registry.risks.characters.visible writes for an invisible character, escaped
+_WRITTEN_OUT = re.compile(r"&lt;(U\+[0-9A-F]{4,6} [A-Z0-9 -]+)&gt;")
+
+
+def evidence(text: str) -> Markup:
+    """A finding's evidence as `shown` marks it, the characters it already wrote out
+    (`<U+200B ZERO WIDTH SPACE>`) marked the same way."""
+    return Markup(
+        _WRITTEN_OUT.sub(
+            lambda found: f'<mark class="hidden-char">{found.group(1)}</mark>', str(shown(text))
+        )
+    )
+
+
+def _at(definition: Any, pointer: str) -> tuple[bool, Any]:
+    """The value at a JSON Pointer: (found, value)."""
+    value = definition
+    for part in pointer.split("/")[1:]:
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return False, None
+    return True, value
+
+
+def risky_lines(definition: Any, risks: Sequence[Risk]) -> dict[str, list[str]]:
+    """The lines of `pretty(definition)` (stripped, without a trailing comma) that carry
+    a risk finding, each with the kinds found there: a finding's path names a string or
+    a hint, one line of the pretty JSON. Paths to an object or an array mark nothing."""
+    marked: dict[str, list[str]] = {}
+    for risk in risks:
+        found, value = _at(definition, risk.path)
+        if not found or isinstance(value, (dict, list)):
+            continue  # a hint removed (read by its default), or a whole object
+        leaf = risk.path.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        literal = json.dumps(value, ensure_ascii=False)
+        line = literal if leaf.isdigit() else f"{json.dumps(leaf, ensure_ascii=False)}: {literal}"
+        kinds = marked.setdefault(line, [])
+        if risk.kind.value not in kinds:
+            kinds.append(risk.kind.value)
+    return marked
+
+
+def line_key(line: str | None) -> str:
+    """A diff line as `risky_lines` keys it."""
+    return (line or "").strip().removesuffix(",")
 
 
 # -- digest lookup and listing verification ---------------------------------------------

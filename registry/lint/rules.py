@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from registry.compat.schema import escape
+from registry.pointers import escape, unescape
 
 __all__ = ["CATEGORIES", "DEFAULT_CATEGORIES", "RULES", "Finding", "Rule", "lint_definition"]
 
@@ -142,7 +142,7 @@ def _refused(definition: dict[str, Any], side: str, pointer: str, value: Any) ->
     root = definition[side]
     schema: Any = root
     for escaped in pointer.split("/")[2:]:
-        token = escaped.replace("~1", "/").replace("~0", "~")
+        token = unescape(escaped)
         schema = schema[int(token)] if isinstance(schema, list) else schema[token]
     try:
         validator = validators.validator_for(root)(root).evolve(schema=schema)

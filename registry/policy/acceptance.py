@@ -13,7 +13,9 @@ A namespace policy relaxes named kinds for the whole namespace or for one tool
 (`relax: [{kind, tool, reason}]`), or turns gating off (`gating: false`, with a
 reason): every breaking change of a relaxed kind (every breaking change, with
 gating off) is then accepted with `source: "policy"`. The default policy
-relaxes nothing and keeps gating on: the strict rules.
+relaxes nothing and keeps gating on: the strict rules. The same policy says
+which new versions wait for review (`review`, `four_eyes`:
+`registry.policy.review`).
 
 What is accepted is stored with the version it lands in (`Acceptance`, with
 the served versions whose step to it the change was found on). The route
@@ -101,6 +103,11 @@ class NamespacePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gating: Literal[True, False] = True
     reason: Reason | None = None  # why (required when gating is off)
     relax: list[Relaxation] = msgspec.field(default_factory=list)
+    # review before release (registry/policy/review.py): which new versions wait for an
+    # owner ("off": none, "risky": those with a risk finding, "all": every one), and
+    # whether whoever published a version may approve it (four_eyes: not)
+    review: Literal["off", "risky", "all"] = "off"
+    four_eyes: Literal[True, False] = False
 
     @property
     def strict(self) -> bool:

@@ -40,6 +40,9 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from registry.compat.jsonvalues import a_json_type
+from registry.pointers import escape
+
 __all__ = [
     "REQUIREMENTS",
     "REVISIONS",
@@ -408,52 +411,34 @@ _SERVER_SHAPE: Final[dict[str, _Shape]] = {
 }
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
 def _check_shape(value: Any, shape: _Shape, pointer: str, name: str) -> None:
     if shape == "bool":
         if not isinstance(value, bool):
-            raise CapabilityError(f"`{name}` must be a boolean, not {_json_type(value)}", pointer)
+            raise CapabilityError(f"`{name}` must be a boolean, not {a_json_type(value)}", pointer)
         return
     if not isinstance(value, Mapping):
         hint = " (use {} to declare the feature)" if value is True else ""
-        raise CapabilityError(f"`{name}` must be an object, not {_json_type(value)}{hint}", pointer)
+        raise CapabilityError(
+            f"`{name}` must be an object, not {a_json_type(value)}{hint}", pointer
+        )
     if shape == "objects":
         for key, item in value.items():
             if not isinstance(item, Mapping):
                 raise CapabilityError(
-                    f"`{name}.{key}` must be an object, not {_json_type(item)}",
-                    f"{pointer}/{_escape(key)}",
+                    f"`{name}.{key}` must be an object, not {a_json_type(item)}",
+                    f"{pointer}/{escape(key)}",
                 )
         return
     if isinstance(shape, dict):
         for key, sub in shape.items():
             if key in value:
-                _check_shape(value[key], sub, f"{pointer}/{_escape(key)}", f"{name}.{key}")
+                _check_shape(value[key], sub, f"{pointer}/{escape(key)}", f"{name}.{key}")
 
 
 def _check_revision(value: Any, pointer: str) -> str:
     if not isinstance(value, str):
         raise CapabilityError(
-            f"`protocolVersion` must be a string, not {_json_type(value)}", pointer
+            f"`protocolVersion` must be a string, not {a_json_type(value)}", pointer
         )
     if not _DATE.fullmatch(value):
         raise CapabilityError(
@@ -483,13 +468,13 @@ def parse_initialize(raw: bytes | str | Mapping[str, Any]) -> CapturedInitialize
         except msgspec.DecodeError as exc:
             raise CapabilityError(f"not JSON: {exc}") from None
     if not isinstance(document, Mapping):
-        raise CapabilityError(f"an initialize result is a JSON object, not {_json_type(document)}")
+        raise CapabilityError(f"an initialize result is a JSON object, not {a_json_type(document)}")
     base = ""
     if "jsonrpc" in document and "result" in document:
         document, base = document["result"], "/result"
         if not isinstance(document, Mapping):
             raise CapabilityError(
-                f"an initialize result is a JSON object, not {_json_type(document)}", base
+                f"an initialize result is a JSON object, not {a_json_type(document)}", base
             )
 
     for field in ("protocolVersion", "capabilities", "serverInfo"):
@@ -501,29 +486,29 @@ def parse_initialize(raw: bytes | str | Mapping[str, Any]) -> CapturedInitialize
     pointer = f"{base}/capabilities"
     if not isinstance(capabilities, Mapping):
         raise CapabilityError(
-            f"`capabilities` must be an object, not {_json_type(capabilities)}", pointer
+            f"`capabilities` must be an object, not {a_json_type(capabilities)}", pointer
         )
     for key, shape in _SERVER_SHAPE.items():
         if key in capabilities:
-            _check_shape(capabilities[key], shape, f"{pointer}/{_escape(key)}", key)
+            _check_shape(capabilities[key], shape, f"{pointer}/{escape(key)}", key)
 
     info = document["serverInfo"]
     pointer = f"{base}/serverInfo"
     if not isinstance(info, Mapping):
-        raise CapabilityError(f"`serverInfo` must be an object, not {_json_type(info)}", pointer)
+        raise CapabilityError(f"`serverInfo` must be an object, not {a_json_type(info)}", pointer)
     for field in ("name", "version"):
         if field not in info:
             raise CapabilityError(f"`serverInfo.{field}` is required", pointer)
         if not isinstance(info[field], str):
             raise CapabilityError(
-                f"`serverInfo.{field}` must be a string, not {_json_type(info[field])}",
+                f"`serverInfo.{field}` must be a string, not {a_json_type(info[field])}",
                 f"{pointer}/{field}",
             )
 
     instructions = document.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise CapabilityError(
-            f"`instructions` must be a string, not {_json_type(instructions)}",
+            f"`instructions` must be a string, not {a_json_type(instructions)}",
             f"{base}/instructions",
         )
     return CapturedInitialize(
@@ -627,7 +612,7 @@ def check_methods(captured: CapturedInitialize, methods: Sequence[str]) -> Check
     for index, method in enumerate(methods):
         if not isinstance(method, str):
             raise CapabilityError(
-                f"a method name is a string, not {_json_type(method)}", f"/methods/{index}"
+                f"a method name is a string, not {a_json_type(method)}", f"/methods/{index}"
             )
         if method not in REQUIREMENTS:
             unknown.append((index, method))

@@ -31,6 +31,7 @@ import msgspec
 
 from registry.compat import Change, ChangeReport, toolset_changes
 from registry.policy.acceptance import Acceptance, AcceptRequest, NamespacePolicy
+from registry.policy.callers import RequireIdle, VersionUsage
 from registry.policy.publishing import (
     AliasLike,
     ConverterRequest,
@@ -43,12 +44,12 @@ from registry.policy.publishing import (
     VersionNumber,
     check_deprecate,
     check_retire,
-    plan_publish,
     verify_converter,
 )
+from registry.policy.review import Held, assess
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
 from registry.policy.semver import SemverCheck
-from registry.policy.usage import RequireIdle, VersionUsage
+from registry.risks import Risk
 
 __all__ = [
     "AliasIntent",
@@ -159,6 +160,12 @@ class ToolPlan(msgspec.Struct, frozen=True, kw_only=True):
     # retires within the warning window; a retirement refused by `require_idle`
     callers: list[VersionUsage] = msgspec.field(default_factory=list)
     in_use: list[str] = msgspec.field(default_factory=list)
+    # review (registry/policy/review.py): the risk findings of a new version against
+    # current; its state once applied ("pending": held for review, its lifecycle changes
+    # applied at approval); the namespace policy's rule that holds it
+    risks: list[Risk] = msgspec.field(default_factory=list)
+    state: str = "active"
+    review: Held | None = None
 
 
 class NamespacePlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -280,22 +287,30 @@ def plan_tool(
     finder: RouteFinder,
     aliases: Sequence[AliasLike] = (),
     policy: NamespacePolicy | None = None,
+    other_tools: Sequence[str] = (),
 ) -> ToolPlan:
     """The plan of one manifest against the tool as stored. `aliases`: the namespace's;
-    `policy`: the namespace's (None: the strict rules).
+    `policy`: the namespace's (None: the strict rules); `other_tools`: the names of the
+    namespace's other tools, which its risk findings look for.
 
     Raises `PolicyError` for a manifest the rule cannot consider (a version that
-    does not exist, an unverified converter).
+    does not exist, an unverified converter, a definition rejected in review).
     """
     existing = next((v for v in state.versions if v.digest == digest), None)
+    held = next((v for v in getattr(state, "held", ()) if v.digest == digest), None)
+    if held is not None:
+        return _held_plan(state, body, digest, held)
     lifecycle: list[LifecycleChange] = []
     decisions: list[Decision] = []
     report: ChangeReport | None = None
     converters: list[ConverterLike] = list(state.converters)
     versions: list[VersionLike] = list(state.versions)
     acceptances: list[Acceptance] = []
+    risks: list[Risk] = []
+    review: Held | None = None
     if existing is None:
-        outcome = plan_publish(state, body.tool, digest, body.request(), finder, policy)
+        assessed = assess(state, body.tool, digest, body.request(), finder, policy, other_tools)
+        outcome, risks, review = assessed.outcome, assessed.risks, assessed.review
         number, report, decisions = outcome.version, outcome.report, list(outcome.decisions)
         acceptances = outcome.acceptances
         action: Literal["create", "new-version", "unchanged"] = (
@@ -335,6 +350,35 @@ def plan_tool(
         lifecycle=lifecycle,
         aliases=_alias_plans(body, number, versions, converters, aliases, finder),
         acceptances=acceptances,
+        risks=risks,
+        state=("pending" if review else "active") if existing is None else existing.state,
+        review=review,
+    )
+
+
+def _held_plan(state: ToolStateLike, body: ManifestBody, digest: str, held: Any) -> ToolPlan:
+    """A manifest whose definition is a version held for review: pending, nothing more to
+    do (its publish's lifecycle changes apply at approval); rejected, refused."""
+    if held.state == "rejected":
+        raise PolicyError(
+            "version-rejected",
+            f"this definition of {state.tool} was rejected in review as version "
+            f"{held.version}: publish a changed definition",
+            pointer="/tool",
+        )
+    return ToolPlan(
+        namespace=body.namespace,
+        tool=body.tool["name"],
+        source=body.source,
+        action="unchanged",
+        version=held.version,
+        digest=digest,
+        accepted=True,
+        report=None,
+        decisions=[],
+        lifecycle=[],
+        aliases=[],
+        state=held.state,
     )
 
 

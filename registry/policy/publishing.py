@@ -37,8 +37,9 @@ from registry.compat import (
     ClassificationError,
     ConverterError,
     Severity,
+    Unrepairable,
     parse_ops,
-    suggested_converter,
+    repair,
     verify,
 )
 from registry.compat.kinds import worst
@@ -51,8 +52,8 @@ from registry.policy.acceptance import (
     covers,
     settle,
 )
+from registry.policy.callers import RequireIdle
 from registry.policy.routes import ConverterLike, RouteFinder, VersionLike
-from registry.policy.usage import RequireIdle
 
 __all__ = [
     "MAX_VERSION",
@@ -158,18 +159,27 @@ class PublishRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 # -- the outcome ---------------------------------------------------
 
 
+Option = Literal["retire", "converter", "accept"]
+
+
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """A decision the publisher still owes: one per served version (or alias) left without
-    a route. `options` are what would settle it: `retire` (the version) or `converter`
-    (from it, verified); `suggested_ops` come from the report."""
+    a route. `options` are what would settle it: `retire` (the version), `converter`
+    (from it, verified) or `accept` (its breaking changes, on purpose).
+    `suggested_ops`: the engine's converter, offered only where the publish's own
+    verification proves it (`registry.compat.repair`); `unrepairable`: the breaking
+    changes it leaves, each with the argument a fill of a value the publisher
+    chooses would repair (`fill`), or none where no operation repairs it (then
+    `converter` is no option)."""
 
     version: int
     alias: str | None = None
     state: str
     message: str
-    options: list[Literal["retire", "converter"]]
+    options: list[Option]
     kinds: list[str]
     suggested_ops: list[dict[str, Any]]
+    unrepairable: list[Unrepairable] = msgspec.field(default_factory=list)
     report: ChangeReport
 
 
@@ -260,13 +270,11 @@ def plan_publish(
                     reports.append(VersionReport(version.version, version_report))
                 decisions.append(
                     _decision(
-                        version.version,
-                        version.state,
+                        version,
+                        new,
                         version_report,
                         f"version {version.version} of {state.tool} is still served and has "
-                        f"no route to version {new.version}: retire it, or register a "
-                        "converter from it in this request",
-                        ["retire", "converter"],
+                        f"no route to version {new.version}",
                         accepted=acceptances,
                     )
                 )
@@ -329,12 +337,11 @@ def _orphaned_aliases(
         contract = by_number[start]
         decisions.append(
             _decision(
-                start,
-                contract.state,
+                contract,
+                new,
                 finder.report(contract, new),
                 f"alias {alias.name} speaks version {start} of {state.tool} and would lose "
-                f"its route: register a converter from version {start} in this request",
-                ["converter"],
+                "its route",
                 alias=alias.name,
                 accepted=new.acceptances,
             )
@@ -343,28 +350,71 @@ def _orphaned_aliases(
 
 
 def _decision(
-    version: int,
-    state: str,
+    version: VersionLike,
+    new: VersionLike,
     report: ChangeReport,
-    message: str,
-    options: list[Literal["retire", "converter"]],
+    subject: str,
     *,
     alias: str | None = None,
     accepted: Sequence[Acceptance] = (),
+    advise: bool = True,
 ) -> Decision:
+    """The decision owed for `version` (or an alias speaking it), left without a route
+    to `new`: `subject` says why, and the options (and, with `advise`, the words)
+    follow from what the engine can repair (`registry.compat.repair`)."""
     # what is accepted needs no decision: the kinds and ops name what is left
     keys = accepted_keys(accepted)
     breaking = [c for c in report.breaking if (c.kind.value, c.path) not in keys]
+    found = repair(report, version.definition, new.definition, keys)
+    options, remedy = _remedy(version, found.unrepairable, alias)
     return Decision(
-        version=version,
+        version=version.version,
         alias=alias,
-        state=state,
-        message=message,
+        state=version.state,
+        message=f"{subject}: {remedy}" if advise else subject,
         options=options,
         kinds=sorted({c.kind.value for c in breaking}),
-        suggested_ops=suggested_converter(c.suggested_op for c in breaking if c.suggested_op),
+        suggested_ops=found.ops,
+        unrepairable=found.unrepairable,
         report=report,
     )
+
+
+def _remedy(
+    version: VersionLike, unrepairable: Sequence[Unrepairable], alias: str | None
+) -> tuple[list[Option], str]:
+    """What settles a decision, as options and in words."""
+    start = f"version {version.version}"
+    if not unrepairable:
+        if alias is not None:
+            return ["converter"], f"register a converter from {start} in this request"
+        return ["retire", "converter"], "retire it, or register a converter from it in this request"
+    # accepting keeps an identity route from a served version only
+    acceptable = version.state != "retired"
+    lost = [u for u in unrepairable if u.fill is None]
+    if lost:
+        named = ", ".join(f"{u.kind.value} at {u.path}" for u in lost)
+        said = f"no converter operation repairs {named}"
+        options: list[Option] = [] if alias is not None else ["retire"]
+    else:
+        needed = ", ".join(str(u.fill) for u in unrepairable)
+        said = f"no value is known to fill {needed} with"
+        options = ["converter"] if alias is not None else ["retire", "converter"]
+    if acceptable:
+        options.append("accept")
+    source = "it" if alias is None else start
+    words = {
+        "retire": "retire it",
+        "converter": f"register a converter from {source} that fills a value you choose",
+        "accept": "accept its breaking changes",
+    }
+    if not options:
+        return options, f"{said}, and {start} is retired: nothing keeps its route"
+    return options, f"{said}; " + _either([words[o] for o in options])
+
+
+def _either(choices: list[str]) -> str:
+    return choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + ", or " + choices[-1]
 
 
 def _check_lifecycle(
@@ -501,12 +551,12 @@ def check_retire(state: ToolStateLike, number: int, finder: RouteFinder) -> list
         ):
             decisions.append(
                 _decision(
-                    version.version,
-                    version.state,
+                    version,
+                    current,
                     finder.report(version, current),
                     f"retiring version {number} makes version {current.version} current, "
                     f"and version {version.version} has no route to it",
-                    ["retire", "converter"],
+                    advise=False,
                 )
             )
     return decisions

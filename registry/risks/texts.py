@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from registry.compat.schema import escape
+from registry.pointers import escape
 
 __all__ = ["Text", "added_words", "changed", "texts"]
 

@@ -24,7 +24,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from registry.canonical import canonical_json, digest
-from registry.compat import Op, classify
+from registry.compat import Op
 from registry.patterns import linear_validator
 from registry.sdk._logging import get_logger
 from registry.sdk.refusals import show
@@ -201,6 +201,9 @@ class CompiledTool:
         return found
 
     def _engine_changes(self, version: int) -> list[dict[str, Any]]:
+        # the engine, only for a refusal that needs it (a server's start does not load it)
+        from registry.compat import classify
+
         try:
             report = classify(
                 dict(self.definitions[version]), dict(self.definitions[self.current.version])

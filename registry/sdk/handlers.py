@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from registry.compat.jsonvalues import json_equal, json_type
-from registry.compat.schema import unescape
+from registry.pointers import unescape
 from registry.sdk._compiled import Compiler, error_details, wire
 from registry.sdk.gate import GateError, refusal_error
 from registry.sdk.refusals import fragment, show, summary

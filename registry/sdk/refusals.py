@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from registry.compat.schema import unescape
+from registry.pointers import split, unescape
 
 if TYPE_CHECKING:
     from registry.sdk.gate import GateError
@@ -148,7 +148,7 @@ def _integral(value: Any) -> Any:
 
 def caller_name(path: str, key: str | None = None) -> str:
     """A JSON Pointer (plus a key below it) as the caller writes it: `filters.tags[0]`."""
-    parts = [unescape(p) for p in path.split("/")[1:]]
+    parts = split(path)
     if key is not None:
         parts.append(key)
     out = ""
@@ -160,7 +160,7 @@ def caller_name(path: str, key: str | None = None) -> str:
 def _resolve(schema: Any, schema_path: str) -> tuple[bool, Any]:
     """The value a validation error's schema path points at (local `$ref`s followed)."""
     node = schema
-    for part in [unescape(p) for p in schema_path.split("/")[1:]]:
+    for part in split(schema_path):
         if part == "$ref" and isinstance(node, dict) and isinstance(node.get("$ref"), str):
             found, node = _local(schema, node["$ref"])
             if not found:
@@ -185,7 +185,7 @@ def _local(schema: Any, ref: str) -> tuple[bool, Any]:
 
 def _at(instance: Any, path: str) -> Any:
     node = instance
-    for part in [unescape(p) for p in path.split("/")[1:]]:
+    for part in split(path):
         if isinstance(node, dict):
             node = node.get(part)
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):

@@ -36,9 +36,7 @@ from typing import Any
 __all__ = [
     "KNOWN_REVISIONS",
     "RevisionError",
-    "definition_fields",
     "project_call_result",
-    "project_list_result",
     "project_tool",
     "revision_of",
 ]
@@ -166,11 +164,6 @@ def revision_of(protocol_version: str) -> str:
     return known[-1]
 
 
-def definition_fields(revision: str, definition: str) -> frozenset[str]:
-    """The property names of a definition in a revision (empty if it has none)."""
-    return DEFINITIONS[revision_of(revision)].get(definition, frozenset())
-
-
 def _project(value: Any, definition: str, table: Mapping[str, frozenset[str]]) -> Any:
     if definition.startswith("["):
         inner = definition[1:-1]
@@ -217,13 +210,3 @@ def project_call_result(result: Mapping[str, Any], revision: str) -> dict[str, A
         result, "CallToolResult", DEFINITIONS[revision_of(revision)]
     )
     return projected
-
-
-def project_list_result(result: Mapping[str, Any], revision: str) -> dict[str, Any]:
-    """A `tools/list` result (its tools included) with only what `revision` defines."""
-    table = DEFINITIONS[revision_of(revision)]
-    out: dict[str, Any] = _project(result, "ListToolsResult", table)
-    tools = result.get("tools")
-    if isinstance(tools, list):
-        out["tools"] = [project_tool(t, revision) if isinstance(t, Mapping) else t for t in tools]
-    return out

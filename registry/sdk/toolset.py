@@ -24,6 +24,7 @@ import msgspec
 
 from registry.canonical import DigestError, canonical_json, digest_of_canonical, parse_json
 from registry.compat.converters import ConverterError, Op, Rename, parse_pointer
+from registry.compat.kinds import Severity
 from registry.sdk._verify import Checked, definitions, digests_from_bytes, verify_payload
 
 if TYPE_CHECKING:
@@ -49,10 +50,6 @@ __all__ = [
     "payload_digest",
 ]
 
-# cosmetic kinds of the engine's vocabulary (docs/contract.md): nothing a caller must change
-_COSMETIC = frozenset(
-    {"description-changed", "title-changed", "examples-changed", "comment-changed", "icons-changed"}
-)
 _INPUT = "/inputSchema"
 
 
@@ -106,7 +103,8 @@ def contract_changes(report: ChangeReport) -> tuple[ContractChange, ...]:
             new=msgspec.to_builtins(change.new),
         )
         for change in report.changes
-        if change.path.startswith(_INPUT) and str(change.kind) not in _COSMETIC
+        # (a cosmetic change, by the engine's own severity, asks nothing of a caller)
+        if change.path.startswith(_INPUT) and change.severity is not Severity.COSMETIC
     )
 
 

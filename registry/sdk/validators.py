@@ -61,7 +61,7 @@ jsonschema-rs reads a tuple as an array where python-jsonschema does not.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from types import ModuleType
 from typing import Any
@@ -76,6 +76,7 @@ from jsonschema import (
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
+from registry.pointers import join
 from registry.sdk._logging import get_logger
 
 jsonschema_rs: ModuleType | None
@@ -90,7 +91,6 @@ __all__ = [
     "SchemaValidator",
     "compile_validator",
     "fallback_reason",
-    "pointer",
 ]
 
 PYTHON_ENGINE = "python-jsonschema"
@@ -228,17 +228,12 @@ class SchemaValidator:
         return f"<SchemaValidator {self.engine}{why}>"
 
 
-def pointer(parts: Iterable[Any]) -> str:
-    """A JSON Pointer from path segments."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 def _python_detail(error: ValidationError) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "path": pointer(error.absolute_path),
+        "path": join(error.absolute_path),
         "keyword": error.validator,
         "message": error.message,
-        "schemaPath": pointer(error.absolute_schema_path),
+        "schemaPath": join(error.absolute_schema_path),
     }
     schema, instance = error.schema, error.instance
     if (
@@ -268,10 +263,10 @@ def _rs_detail(error: Any) -> dict[str, Any]:
     schema_path = list(error.schema_path)
     keyword = schema_path[-1] if schema_path and isinstance(schema_path[-1], str) else ""
     out: dict[str, Any] = {
-        "path": pointer(error.instance_path),
+        "path": join(error.instance_path),
         "keyword": keyword,
         "message": error.message,
-        "schemaPath": pointer(schema_path),
+        "schemaPath": join(schema_path),
     }
     unexpected = getattr(error.kind, "unexpected", None)
     if keyword in _UNDECLARED and unexpected:

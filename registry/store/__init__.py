@@ -4,6 +4,8 @@
 * `migrations`: `migrate()` and `at_head()` over the repository's `migrations/*.sql`.
 * `repository`: reads, and the transactional writes (publish with its `decide`
   seam, lifecycle, converters, aliases, capabilities, tokens), each audited.
+* `reviews`: versions held for review (pending): list, approve (lands like a
+  publish), reject.
 * `records`: the Structs those functions take and return, and the store's errors.
 * `listen`: `ToolsetListener`, LISTEN on `toolset_changed` with reconnection.
 * `transfer`: export and import of every record, streamed (`registry.export_format`);
@@ -27,6 +29,7 @@ from registry.store.records import (
     Conflict,
     Converter,
     Deprecation,
+    Hold,
     IllegalTransition,
     Namespace,
     NamespaceNotFound,
@@ -38,6 +41,8 @@ from registry.store.records import (
     PublishRefused,
     PublishResult,
     Refusal,
+    Review,
+    ReviewResult,
     State,
     StoreError,
     Token,
@@ -63,6 +68,7 @@ __all__ = [
     "EmbeddedPostgres",
     "EmbeddedPostgresError",
     "Guard",
+    "Hold",
     "IllegalTransition",
     "MigrationError",
     "Namespace",
@@ -75,6 +81,8 @@ __all__ = [
     "PublishRefused",
     "PublishResult",
     "Refusal",
+    "Review",
+    "ReviewResult",
     "State",
     "StoreError",
     "Token",

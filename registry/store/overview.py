@@ -48,10 +48,11 @@ class VersionState(msgspec.Struct, frozen=True, array_like=True):
 
 
 async def version_states(db: Db, namespace: str) -> list[VersionState]:
-    """Every version of the namespace, by tool (bytewise) then number, without definitions."""
+    """Every version of the namespace (held ones included: pending, rejected), by tool
+    (bytewise) then number, without definitions."""
     async with connection(db) as conn:
         rows = await conn.fetch(
-            "SELECT tool, version, state::text AS state FROM versions_effective "
+            "SELECT tool, version, state::text AS state FROM versions_all "
             'WHERE namespace = $1 ORDER BY tool COLLATE "C", version',
             namespace,
         )

@@ -30,7 +30,9 @@ __all__ = [
     "Capabilities",
     "Conflict",
     "Converter",
+    "Decision",
     "Deprecation",
+    "Hold",
     "IllegalTransition",
     "Namespace",
     "NamespaceNotFound",
@@ -42,6 +44,8 @@ __all__ = [
     "PublishRefused",
     "PublishResult",
     "Refusal",
+    "Review",
+    "ReviewResult",
     "State",
     "StoreError",
     "Token",
@@ -50,7 +54,9 @@ __all__ = [
     "Version",
 ]
 
-State = Literal["active", "deprecated", "retired"]
+# pending: held for review, rejected: never released (migrations/0008_review.sql)
+State = Literal["pending", "active", "deprecated", "retired", "rejected"]
+Decision = Literal["approved", "rejected"]
 
 # -- errors ------------------------------------------------------
 
@@ -118,6 +124,11 @@ class Version(msgspec.Struct, frozen=True):
     sunset: datetime | None
     created_at: datetime
     acceptances: list[Acceptance] = msgspec.field(default_factory=list)
+
+    @property
+    def served(self) -> bool:
+        """Released and not retired: active or deprecated (not pending, rejected, retired)."""
+        return self.state in ("active", "deprecated")
 
 
 class Converter(msgspec.Struct, frozen=True):
@@ -211,10 +222,12 @@ class NamespaceSnapshot(msgspec.Struct, frozen=True):
 class ToolState(msgspec.Struct, frozen=True):
     """What `decide()` receives: the tool as stored, read under its lock.
 
-    `versions` are oldest first with effective states; `aliases` are the
-    namespace's aliases whose target or contract is this tool;
-    `next_version` is the number the new version will get; `policy` is the
-    namespace's stored policy document, None when it has the default one.
+    `versions` are the released ones (neither pending nor rejected), oldest first
+    with effective states; `held` the pending and rejected ones; `aliases` are the
+    namespace's aliases whose target or contract is this tool; `next_version` is
+    the number the new version will get (after every version, held ones
+    included); `policy` is the namespace's stored policy document, None when it
+    has the default one; `other_tools` the names of the namespace's other tools.
     """
 
     namespace: str
@@ -224,6 +237,8 @@ class ToolState(msgspec.Struct, frozen=True):
     aliases: list[Alias]
     next_version: int
     policy: dict[str, Any] | None = None
+    held: list[Version] = msgspec.field(default_factory=list)
+    other_tools: list[str] = msgspec.field(default_factory=list)
 
     @property
     def served(self) -> list[Version]:
@@ -256,11 +271,24 @@ class NewConverter(msgspec.Struct, frozen=True):
     to_version: int | None = None
 
 
+class Hold(msgspec.Struct, frozen=True, kw_only=True):
+    """A version the namespace's review policy holds (`review`: "risky" or "all"): it is
+    stored `pending` with none of its plan applied; `request` (what the publish asked
+    for besides the definition) is kept and applied at approval. `risks` are the
+    findings against version `against` (None: a first version)."""
+
+    review: Literal["risky", "all"]
+    request: dict[str, Any]
+    risks: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    against: int | None = None
+
+
 class PublishPlan(msgspec.Struct, frozen=True):
     """What `decide()` returns to let the publish land.
 
     `detail` is merged into the publish audit event (e.g. the report's severity);
-    `acceptances` are stored with the new version.
+    `acceptances` are stored with the new version. With `hold`, the version is
+    stored pending instead, and nothing else of the plan is written.
     """
 
     retire: list[int] = msgspec.field(default_factory=list)
@@ -268,6 +296,7 @@ class PublishPlan(msgspec.Struct, frozen=True):
     converters: list[NewConverter] = msgspec.field(default_factory=list)
     detail: dict[str, Any] = msgspec.field(default_factory=dict)
     acceptances: list[Acceptance] = msgspec.field(default_factory=list)
+    hold: Hold | None = None
 
 
 class PublishResult(msgspec.Struct, frozen=True):
@@ -279,3 +308,38 @@ class PublishResult(msgspec.Struct, frozen=True):
     deprecated: list[int] = msgspec.field(default_factory=list)
     converters: list[Converter] = msgspec.field(default_factory=list)
     audit_ids: list[int] = msgspec.field(default_factory=list)
+    # pending versions this one made obsolete by landing: rejected as superseded
+    superseded: list[int] = msgspec.field(default_factory=list)
+
+
+class Review(msgspec.Struct, frozen=True, kw_only=True):
+    """The review of a held version (`reviews`, migrations/0008_review.sql): why it was
+    held, what its publish asked for, who published it; the decision once made."""
+
+    namespace: str
+    tool: str
+    version: int
+    review: Literal["risky", "all"]
+    request: dict[str, Any]
+    risks: list[dict[str, Any]]
+    against: int | None
+    published_by: str | None
+    created_at: datetime
+    decision: Decision | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+    decided_at: datetime | None = None
+
+
+class ReviewResult(msgspec.Struct, frozen=True, kw_only=True):
+    """An approval or a rejection: the version and its review as they are now;
+    `changed=False` when the same decision was already made (nothing written). An
+    approval lands like a publish: `retired`, `deprecated`, `converters`, `superseded`."""
+
+    version: Version
+    review: Review
+    changed: bool
+    retired: list[int] = msgspec.field(default_factory=list)
+    deprecated: list[int] = msgspec.field(default_factory=list)
+    converters: list[Converter] = msgspec.field(default_factory=list)
+    superseded: list[int] = msgspec.field(default_factory=list)

@@ -37,6 +37,7 @@ from registry.store.records import (
     Capabilities,
     Conflict,
     Converter,
+    Hold,
     IllegalTransition,
     Namespace,
     NamespaceNotFound,
@@ -86,6 +87,7 @@ __all__ = [
     "retire",
     "revoke_token",
     "set_alias",
+    "tool_names",
 ]
 
 CHANNEL: Final = "toolset_changed"
@@ -294,9 +296,10 @@ async def _ensure_namespace_and_tool(
             raise NotFound(f"tool {namespace}/{tool} does not exist")
 
 
-# One round trip for a tool's whole state: three arrays of anonymous records, their
-# fields in the order of _VERSION_COLUMNS, _CONVERTER_COLUMNS and _ALIAS_COLUMNS, and
-# the namespace's policy document.
+# One round trip for a tool's whole state: arrays of anonymous records, their fields in
+# the order of _VERSION_COLUMNS, _CONVERTER_COLUMNS and _ALIAS_COLUMNS (the released
+# versions, then the held ones: pending or rejected), the namespace's policy document,
+# the highest number given, and the namespace's other tools.
 _TOOL_STATE = """
 SELECT
     ARRAY(
@@ -314,27 +317,39 @@ SELECT
         FROM aliases WHERE namespace = $1 AND (target_tool = $2 OR contract_tool = $2)
         ORDER BY name COLLATE "C"
     ) AS aliases,
-    (SELECT policy::text FROM namespace_policies WHERE namespace = $1) AS policy
+    (SELECT policy::text FROM namespace_policies WHERE namespace = $1) AS policy,
+    ARRAY(
+        SELECT ROW(namespace, tool, version, digest, definition::text, state::text, sunset,
+                   created_at, acceptances::text)
+        FROM versions_all WHERE namespace = $1 AND tool = $2
+          AND state::text IN ('pending', 'rejected') ORDER BY version
+    ) AS held,
+    (SELECT max(version) FROM versions WHERE namespace = $1 AND tool = $2) AS latest,
+    ARRAY(
+        SELECT name FROM tools WHERE namespace = $1 AND name <> $2 ORDER BY name COLLATE "C"
+    ) AS other_tools
 """
+
+
+def _version_of(v: Any) -> Version:
+    """A version from an anonymous record of `_TOOL_STATE`."""
+    return Version(
+        namespace=v[0],
+        tool=v[1],
+        version=v[2],
+        digest=v[3],
+        definition=_unjson(v[4]),
+        state=v[5],
+        sunset=v[6],
+        created_at=v[7],
+        acceptances=msgspec.json.decode(v[8], type=list[Acceptance]),
+    )
 
 
 async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
     row = await conn.fetchrow(_TOOL_STATE, namespace, tool)
     assert row is not None
-    versions = [
-        Version(
-            namespace=v[0],
-            tool=v[1],
-            version=v[2],
-            digest=v[3],
-            definition=_unjson(v[4]),
-            state=v[5],
-            sunset=v[6],
-            created_at=v[7],
-            acceptances=msgspec.json.decode(v[8], type=list[Acceptance]),
-        )
-        for v in row["versions"]
-    ]
+    versions = [_version_of(v) for v in row["versions"]]
     converters = [
         Converter(
             namespace=c[0],
@@ -358,20 +373,35 @@ async def _tool_state(conn: Connection, namespace: str, tool: str) -> ToolState:
         )
         for a in row["aliases"]
     ]
-    next_version = versions[-1].version + 1 if versions else 1
     return ToolState(
         namespace=namespace,
         tool=tool,
         versions=versions,
         converters=converters,
         aliases=aliases,
-        next_version=next_version,
+        next_version=(row["latest"] or 0) + 1,  # a number given to a held version included
         policy=_unjson(row["policy"]) if row["policy"] is not None else None,
+        held=[_version_of(v) for v in row["held"]],
+        other_tools=list(row["other_tools"]),
     )
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+async def _one_version(conn: Connection, namespace: str, tool: str, version: int) -> Version:
+    """One version, held ones included; `NotFound` when there is none."""
+    row = await conn.fetchrow(
+        f"SELECT {_VERSION_COLUMNS} FROM versions_all "
+        "WHERE namespace = $1 AND tool = $2 AND version = $3",
+        namespace,
+        tool,
+        version,
+    )
+    if row is None:
+        raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
+    return _record(row, Version)
 
 
 async def _move_state(
@@ -387,16 +417,19 @@ async def _move_state(
     audit_ids: list[int],
 ) -> tuple[Version, bool]:
     """Deprecate or retire one version of a locked tool; (record, changed)."""
-    row = await conn.fetchrow(
-        f"SELECT {_VERSION_COLUMNS} FROM versions_effective "
-        "WHERE namespace = $1 AND tool = $2 AND version = $3",
-        namespace,
-        tool,
-        version,
-    )
-    if row is None:
-        raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-    current = _record(row, Version)
+    current = await _one_version(conn, namespace, tool, version)
+    if current.state in ("pending", "rejected"):
+        raise IllegalTransition(
+            f"version {version} of {namespace}/{tool} is {current.state}: "
+            + (
+                "it is approved or rejected first (POST .../approve or .../reject)"
+                if current.state == "pending"
+                else "it was never released, and never will be"
+            ),
+            version=version,
+            state=current.state,
+            requested=target,
+        )
     if target == "retired":
         # Retired, or deprecated with a passed sunset: readers already see it retired.
         if current.state == "retired":
@@ -482,13 +515,15 @@ async def _insert_converter(
         )
     missing = await conn.fetch(
         "SELECT n FROM unnest($3::int[]) AS n WHERE NOT EXISTS "
-        "(SELECT 1 FROM versions WHERE namespace = $1 AND tool = $2 AND version = n)",
+        "(SELECT 1 FROM versions_effective WHERE namespace = $1 AND tool = $2 AND version = n)",
         namespace,
         tool,
         [from_version, to_version],
     )
     if missing:
-        raise NotFound(f"version {missing[0]['n']} of {namespace}/{tool} does not exist")
+        raise NotFound(
+            f"version {missing[0]['n']} of {namespace}/{tool} does not exist, or is not released"
+        )
     row = await conn.fetchrow(
         f"""
         INSERT INTO converters (namespace, tool, from_version, to_version, ops)
@@ -560,6 +595,15 @@ async def list_namespaces(db: Db) -> list[Namespace]:
 # -- reads -------------------------------------------------------
 
 
+async def tool_names(db: Db, namespace: str) -> list[str]:
+    """The names of the namespace's tools, bytewise (what risk findings look for)."""
+    async with connection(db) as conn:
+        rows = await conn.fetch(
+            'SELECT name FROM tools WHERE namespace = $1 ORDER BY name COLLATE "C"', namespace
+        )
+    return [row["name"] for row in rows]
+
+
 async def list_tools(db: Db, namespace: str) -> list[ToolSummary]:
     """The namespace's tools by name, each with its current version (None: all retired)."""
     async with connection(db) as conn:
@@ -593,10 +637,11 @@ async def list_tools(db: Db, namespace: str) -> list[ToolSummary]:
 
 
 async def get_history(db: Db, namespace: str, tool: str) -> list[Version]:
-    """Every version of the tool, oldest first; empty when the tool does not exist."""
+    """Every version of the tool, oldest first, held ones included (pending, rejected);
+    empty when the tool does not exist."""
     async with connection(db) as conn:
         rows = await conn.fetch(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective "
+            f"SELECT {_VERSION_COLUMNS} FROM versions_all "
             "WHERE namespace = $1 AND tool = $2 ORDER BY version",
             namespace,
             tool,
@@ -605,9 +650,10 @@ async def get_history(db: Db, namespace: str, tool: str) -> list[Version]:
 
 
 async def get_version(db: Db, namespace: str, tool: str, version: int) -> Version | None:
+    """One version, held ones included (pending, rejected)."""
     async with connection(db) as conn:
         row = await conn.fetchrow(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective "
+            f"SELECT {_VERSION_COLUMNS} FROM versions_all "
             "WHERE namespace = $1 AND tool = $2 AND version = $3",
             namespace,
             tool,
@@ -617,10 +663,11 @@ async def get_version(db: Db, namespace: str, tool: str, version: int) -> Versio
 
 
 async def find_digest(db: Db, digest: str) -> list[Version]:
-    """Every stored version with this digest (one tool name may live in several namespaces)."""
+    """Every stored version with this digest (one tool name may live in several namespaces),
+    held ones included with their state (pending, rejected: served nowhere)."""
     async with connection(db) as conn:
         rows = await conn.fetch(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective WHERE digest = $1 "
+            f"SELECT {_VERSION_COLUMNS} FROM versions_all WHERE digest = $1 "
             'ORDER BY namespace COLLATE "C", tool COLLATE "C", version',
             digest,
         )
@@ -748,20 +795,28 @@ async def publish(
                 audit_ids=audit_ids,
             )
             await _lock_tool(conn, namespace, tool, create=True)
-        # The state holds every version: (namespace, tool, digest) is unique.
+        # The state holds every version, held ones too: (namespace, tool, digest) is unique.
         state = await _tool_state(conn, namespace, tool)
-        for existing in state.versions:
+        for existing in [*state.versions, *state.held]:
             if existing.digest == digest:
                 return PublishResult(version=existing, created=False)
 
-        plan = decide(state)
-        if inspect.isawaitable(plan):
-            plan = await plan
-        if isinstance(plan, Refusal):
-            raise PublishRefused(plan)
-        if not isinstance(plan, PublishPlan):
-            raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
+        plan = await _plan_of(decide(state))
         number = state.next_version
+        if plan.hold is not None:
+            held, event = await _hold(
+                conn,
+                namespace,
+                tool,
+                number,
+                digest,
+                definition,
+                plan,
+                plan.hold,
+                actor,
+                request_id,
+            )
+            return PublishResult(version=held, created=True, audit_ids=[*audit_ids, event])
         # The version, its audit event and the notification (delivered at commit, so
         # sending it before the plan's other writes changes nothing): one round trip.
         row = await conn.fetchrow(
@@ -794,49 +849,197 @@ async def publish(
         )
         assert row is not None
         audit_ids.append(row["audit_id"])
-        converters: list[Converter] = []
-        for new in plan.converters:
-            converter, _ = await _insert_converter(
-                conn,
-                namespace,
-                tool,
-                new.from_version,
-                new.to_version if new.to_version is not None else number,
-                new.ops,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            converters.append(converter)
-        deprecated: list[int] = []
-        retired: list[int] = []
-        changes: list[tuple[int, State, datetime | None, list[int]]] = [
-            (d.version, "deprecated", d.sunset, deprecated) for d in plan.deprecate
-        ] + [(v, "retired", None, retired) for v in plan.retire]
-        for version, target, sunset, done in changes:
-            if version >= number:
-                raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
-            _, changed = await _move_state(
-                conn,
-                namespace,
-                tool,
-                version,
-                target,
-                sunset,
-                actor=actor,
-                request_id=request_id,
-                audit_ids=audit_ids,
-            )
-            if changed:
-                done.append(version)
-        return PublishResult(
-            version=_record(row, Version),
-            created=True,
-            retired=retired,
-            deprecated=deprecated,
-            converters=converters,
+        return await _land(
+            conn,
+            _record(row, Version),
+            plan,
+            actor=actor,
+            request_id=request_id,
             audit_ids=audit_ids,
         )
+
+
+async def _plan_of(
+    decided: PublishPlan | Refusal | Awaitable[PublishPlan | Refusal],
+) -> PublishPlan:
+    """What a `decide` seam answered: the plan, or `PublishRefused` for a refusal."""
+    plan = await decided if inspect.isawaitable(decided) else decided
+    if isinstance(plan, Refusal):
+        raise PublishRefused(plan)
+    if not isinstance(plan, PublishPlan):
+        raise TypeError(f"decide() returned {plan!r}, not a PublishPlan or a Refusal")
+    return plan
+
+
+async def _land(
+    conn: Connection,
+    landed: Version,
+    plan: PublishPlan,
+    *,
+    actor: str | None,
+    request_id: str | None,
+    audit_ids: list[int],
+) -> PublishResult:
+    """The rest of a publish once version `landed` is stored released (a publish, an
+    approval): the plan's converters and state changes, then the tool's older pending
+    versions superseded; each audited."""
+    namespace, tool, number = landed.namespace, landed.tool, landed.version
+    converters: list[Converter] = []
+    for new in plan.converters:
+        converter, _ = await _insert_converter(
+            conn,
+            namespace,
+            tool,
+            new.from_version,
+            new.to_version if new.to_version is not None else number,
+            new.ops,
+            actor=actor,
+            request_id=request_id,
+            audit_ids=audit_ids,
+        )
+        converters.append(converter)
+    deprecated: list[int] = []
+    retired: list[int] = []
+    changes: list[tuple[int, State, datetime | None, list[int]]] = [
+        (d.version, "deprecated", d.sunset, deprecated) for d in plan.deprecate
+    ] + [(v, "retired", None, retired) for v in plan.retire]
+    for version, target, sunset, done in changes:
+        if version >= number:
+            raise NotFound(f"version {version} of {namespace}/{tool} does not exist")
+        _, changed = await _move_state(
+            conn,
+            namespace,
+            tool,
+            version,
+            target,
+            sunset,
+            actor=actor,
+            request_id=request_id,
+            audit_ids=audit_ids,
+        )
+        if changed:
+            done.append(version)
+    superseded = await _supersede(
+        conn, namespace, tool, number, actor=actor, request_id=request_id, audit_ids=audit_ids
+    )
+    return PublishResult(
+        version=landed,
+        created=True,
+        retired=retired,
+        deprecated=deprecated,
+        converters=converters,
+        audit_ids=audit_ids,
+        superseded=superseded,
+    )
+
+
+async def _hold(
+    conn: Connection,
+    namespace: str,
+    tool: str,
+    number: int,
+    digest: str,
+    definition: Mapping[str, Any],
+    plan: PublishPlan,
+    hold: Hold,
+    actor: str | None,
+    request_id: str | None,
+) -> tuple[Version, int]:
+    """Store version `number` pending, with its review (what its publish asked for,
+    kept for approval) and its audit event; (record, audit event id). Nothing is
+    served, so no listener is told."""
+    row = await conn.fetchrow(
+        f"""
+        WITH inserted AS (
+            INSERT INTO versions (namespace, tool, version, digest, definition, state)
+            VALUES ($1, $2, $3, $4, $5::text::jsonb, 'pending')
+            RETURNING {_VERSION_COLUMNS}
+        ), held AS (
+            INSERT INTO reviews
+                (namespace, tool, version, review, request, risks, against, published_by)
+            SELECT $1, $2, $3, $8, $9::text::jsonb, $10::text::jsonb, $11, $6 FROM inserted
+            RETURNING version
+        ), audited AS (
+            INSERT INTO audit_events
+                (actor, action, namespace, tool, version, request_id, detail)
+            SELECT $6, 'version.publish', $1, $2, $3, $7, $12::text::jsonb FROM held
+            RETURNING id
+        )
+        SELECT inserted.*, audited.id AS audit_id FROM inserted, audited
+        """,
+        namespace,
+        tool,
+        number,
+        digest,
+        _json(dict(definition)),
+        actor,
+        request_id,
+        hold.review,
+        _json(hold.request),
+        _json(hold.risks),
+        hold.against,
+        _json(
+            {
+                "digest": digest,
+                **plan.detail,
+                "state": "pending",
+                "review": hold.review,
+                "risks": [{"kind": r.get("kind"), "path": r.get("path")} for r in hold.risks],
+            }
+        ),
+    )
+    assert row is not None
+    return _record(row, Version), row["audit_id"]
+
+
+async def _supersede(
+    conn: Connection,
+    namespace: str,
+    tool: str,
+    landed: int,
+    *,
+    actor: str | None,
+    request_id: str | None,
+    audit_ids: list[int],
+) -> list[int]:
+    """Reject the tool's pending versions older than `landed`, which just landed: what
+    waits is always newer than current. Each audited (`version.reject`)."""
+    reason = f"superseded by version {landed}, which landed first"
+    rows = await conn.fetch(
+        """
+        WITH moved AS (
+            UPDATE versions SET state = 'rejected'
+            WHERE namespace = $1 AND tool = $2 AND state = 'pending' AND version < $3
+            RETURNING version
+        ), decided AS (
+            UPDATE reviews r SET decision = 'rejected', decided_by = $4, reason = $5,
+                                 decided_at = clock_timestamp()
+            FROM moved WHERE r.namespace = $1 AND r.tool = $2 AND r.version = moved.version
+            RETURNING r.version
+        )
+        SELECT version FROM decided ORDER BY version
+        """,
+        namespace,
+        tool,
+        landed,
+        actor,
+        reason,
+    )
+    superseded = [row["version"] for row in rows]
+    for version in superseded:
+        audit_ids.append(
+            await _audit(
+                conn,
+                actor=actor,
+                action="version.reject",
+                request_id=request_id,
+                namespace=namespace,
+                tool=tool,
+                version=version,
+                detail={"reason": reason, "superseded_by": landed},
+            )
+        )
+    return superseded
 
 
 async def _lifecycle(
@@ -990,13 +1193,15 @@ async def set_alias(
         ):
             raise NotFound(f"tool {namespace}/{target_tool} does not exist")
         if not await conn.fetchval(
-            "SELECT true FROM versions WHERE namespace = $1 AND tool = $2 AND version = $3",
+            "SELECT true FROM versions_effective "
+            "WHERE namespace = $1 AND tool = $2 AND version = $3",
             namespace,
             contract_tool,
             contract_version,
         ):
             raise NotFound(
-                f"version {contract_version} of {namespace}/{contract_tool} does not exist"
+                f"version {contract_version} of {namespace}/{contract_tool} does not exist, "
+                "or is not released"
             )
         old = await conn.fetchrow(
             f"SELECT {_ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 AND name = $2",

@@ -53,6 +53,7 @@ from registry.export_format import (
     NamespaceRecord,
     PolicyRecordLine,
     Record,
+    ReviewRecord,
     ToolRecord,
     UsageRecord,
     VersionRecord,
@@ -104,7 +105,9 @@ def _raw(text: str) -> msgspec.Raw:
 
 
 # JSON columns, read as text and written as they are (`msgspec.Raw`)
-_RAW_FIELDS: Final = frozenset({"definition", "acceptances", "ops", "policy", "document", "detail"})
+_RAW_FIELDS: Final = frozenset(
+    {"definition", "acceptances", "ops", "policy", "document", "detail", "request", "risks"}
+)
 
 
 class _Kind(NamedTuple):
@@ -159,6 +162,32 @@ _KINDS: Final[dict[str, _Kind]] = {
         ) p ON true
         WHERE v.namespace = $1
         ORDER BY v.tool COLLATE "C", v.version
+        """,
+    ),
+    "review": _Kind(
+        ReviewRecord,
+        "reviews",
+        _same(
+            "namespace",
+            "tool",
+            "version",
+            "review",
+            "request",
+            "risks",
+            "against",
+            "published_by",
+            "created_at",
+            "decision",
+            "decided_by",
+            "reason",
+            "decided_at",
+        ),
+        """
+        SELECT namespace, tool, version, review, request::text AS request,
+               risks::text AS risks, against, published_by, created_at, decision,
+               decided_by, reason, decided_at
+        FROM reviews WHERE namespace = $1
+        ORDER BY tool COLLATE "C", version
         """,
     ),
     "converter": _Kind(
@@ -389,6 +418,7 @@ def _database_refusal(kind: str, exc: Exception) -> str:
     if isinstance(exc, asyncpg.ForeignKeyViolationError):
         what = {
             "version": "a tool the file does not hold",
+            "review": "a version the file does not hold",
             "converter": "a version the file does not hold",
             "alias": "a tool or version the file does not hold",
             "usage": "a tool the file does not hold",

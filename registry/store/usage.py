@@ -26,8 +26,8 @@ __all__ = [
     "bucket_of",
     "prune_usage",
     "record_usage",
+    "states_by_version",
     "usage_rows",
-    "version_states",
     "versions_never_had",
 ]
 
@@ -174,8 +174,8 @@ async def prune_usage(db: Db, *, before: datetime) -> int:
     return int(status.split()[-1])
 
 
-async def version_states(db: Db, namespace: str, tool: str) -> dict[int, str]:
-    """Each version of a tool and its effective state (empty: no such tool)."""
+async def states_by_version(db: Db, namespace: str, tool: str) -> dict[int, str]:
+    """A tool's version numbers, each with its effective state (empty: no such tool)."""
     async with connection(db) as conn:
         rows = await conn.fetch(
             "SELECT version, state::text AS state FROM versions_effective "

@@ -10,6 +10,7 @@
  */
 
 import { canonicalJson } from "./canonical.js";
+import { unescape } from "./pointers.js";
 import type { Json, JsonObject } from "./toolset.js";
 
 export type Op =
@@ -46,7 +47,7 @@ export function parsePointer(pointer: string): string[] {
       throw new ConverterError(`'${pointer}' is not a JSON Pointer ('~' must be ~0 or ~1)`);
     }
   }
-  return tokens.map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return tokens.map(unescape);
 }
 
 type Doc = Record<string, unknown>;

@@ -22,6 +22,7 @@
 import { Compiler, type SchemaValidator } from "./validators.js";
 import { errorDetails, wire } from "./compiled.js";
 import { type GateError, refusalError } from "./gate.js";
+import { unescape } from "./pointers.js";
 import { fragment, show, summary } from "./refusals.js";
 import { strictSchema } from "./strict.js";
 import { type Toolset, ToolsetError } from "./toolset.js";
@@ -52,10 +53,6 @@ export class HandlerMismatchError extends Error {
 }
 
 // ---------------------------------------------------------------- the comparison
-
-function unescape(part: string): string {
-  return part.replaceAll("~1", "/").replaceAll("~0", "~");
-}
 
 /** `node` with local `$ref`s (and single-branch `allOf`s) followed, a few hops at most. */
 function deref(root: unknown, node: unknown): unknown {

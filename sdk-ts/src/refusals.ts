@@ -14,6 +14,7 @@
 
 import { readFileSync } from "node:fs";
 
+import { split, unescape } from "./pointers.js";
 import type { ContractChange } from "./toolset.js";
 import type { ErrorDetail } from "./validators.js";
 
@@ -111,17 +112,9 @@ export function show(value: unknown): string {
 
 // ---------------------------------------------------------------- problems
 
-function unescape(part: string): string {
-  return part.replaceAll("~1", "/").replaceAll("~0", "~");
-}
-
-function parts(pointer: string): string[] {
-  return pointer.split("/").slice(1).map(unescape);
-}
-
 /** A JSON Pointer (plus a key below it) as the caller writes it: `filters.tags[0]`. */
 export function callerName(path: string, key?: string): string {
-  const tokens = parts(path);
+  const tokens = split(path);
   if (key !== undefined) tokens.push(key);
   let out = "";
   for (const part of tokens) out += /^\d+$/.test(part) ? `[${part}]` : out ? `.${part}` : part;
@@ -135,7 +128,7 @@ function isNode(value: unknown): value is Record<string, unknown> {
 /** The value a validation error's schema path points at (local `$ref`s followed). */
 function resolve(schema: unknown, schemaPath: string): [boolean, unknown] {
   let node = schema;
-  for (const part of parts(schemaPath)) {
+  for (const part of split(schemaPath)) {
     if (part === "$ref" && isNode(node) && typeof node.$ref === "string") {
       const ref = node.$ref;
       if (ref === "#") {
@@ -157,7 +150,7 @@ function resolve(schema: unknown, schemaPath: string): [boolean, unknown] {
 
 function at(instance: unknown, path: string): unknown {
   let node = instance;
-  for (const part of parts(path)) {
+  for (const part of split(path)) {
     if (isNode(node)) node = Object.hasOwn(node, part) ? node[part] : undefined;
     else if (Array.isArray(node) && /^\d+$/.test(part) && Number(part) < node.length) node = node[Number(part)];
     else return undefined;

@@ -227,6 +227,8 @@ async def test_the_policy_is_read_by_readers_and_set_by_admins_audited(
         "reason": None,
         "relax": [],
         "updated_at": None,
+        "review": "off",
+        "four_eyes": False,
         "changed": False,
         "warnings": [],
     }

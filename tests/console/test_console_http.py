@@ -518,7 +518,10 @@ async def test_the_console_shows_the_policy_and_what_was_accepted_on_purpose(
     reader = await registry.token("billing:read")
     async with signed_in(registry, reader) as console:
         default = text_of((await console.get("/ui/namespaces/billing")).text)
-    assert "Gating on Set never: the default policy Nothing relaxed" in default
+    assert (
+        "Gating on Review off: new versions land at once Set never: the default policy "
+        "Nothing relaxed"
+    ) in default
     relax = {"relax": [{"kind": "default-removed", "tool": "db.query", "reason": "never read"}]}
     assert (await registry.client.put(f"{BILLING}/policy", json=relax)).status_code == 200
     accept = [

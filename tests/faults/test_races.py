@@ -342,7 +342,11 @@ def _assert_says_why(scenario: Scenario, answer: Answer) -> None:
         assert "breaks served versions (1)" in problem["detail"], problem["detail"]
         assert "retired or given a verified converter" in problem["detail"]
         assert [d["version"] for d in problem["decisions"]] == [1]
-        assert problem["decisions"][0]["options"] == ["retire", "converter"]
+        # `filters` is now required and nothing gives it a value: a converter must
+        # fill one the publisher chooses, or the change is accepted (issue 27)
+        decision = problem["decisions"][0]
+        assert decision["options"] == ["retire", "converter", "accept"]
+        assert [u["kind"] for u in decision["unrepairable"]] == ["required-added"]
     elif scenario.name == "deprecate-retired":
         assert answer.problem == "illegal-transition", problem
         assert "version 1 of search is retired" in problem["detail"], problem["detail"]

@@ -93,7 +93,7 @@ def test_a_dump_restored_into_a_fresh_embedded_registry_serves_the_same_toolsets
 
     after = asyncio.run(_state(restored.url))
     assert after == before
-    assert len(after[1]) == 7, "every version of the three namespaces was compared"
+    assert len(after[1]) == 9, "every version of the three namespaces was compared"
     doctor = subprocess.run(
         [*REGISTRY, "doctor", "--data-dir", str(restored_dir)],
         check=False,

@@ -26,6 +26,7 @@ NS = "/v1/namespaces/billing"
 DROP_TAGS = {"op": "drop", "path": "/tags"}
 NOTES_V3 = {**NOTES_V2, "description": "Add a note to the notebook."}
 # every route that writes the registry's records, with a body it would accept
+HELD = "/v1/namespaces/held"
 WRITES: list[tuple[str, str, Any]] = [
     ("PUT", "/v1/namespaces/fresh", None),
     ("POST", f"{NS}/tools/notes.add/versions", {"definition": NOTES_V3}),
@@ -39,6 +40,9 @@ WRITES: list[tuple[str, str, Any]] = [
     ),
     ("PUT", f"{NS}/policy", {"gating": False, "reason": "testing"}),
     ("PUT", f"{NS}/capabilities", INITIALIZE),
+    # a version held for review (the fixture's namespace `held`)
+    ("POST", f"{HELD}/tools/notes.add/versions/1/approve", {"reason": "read it"}),
+    ("POST", f"{HELD}/tools/notes.add/versions/1/reject", {"reason": "read it"}),
     (
         "POST",
         "/v1/apply",
@@ -56,6 +60,13 @@ async def registry(postgres_server: Any, migrated_template: str) -> AsyncIterato
                 f"{NS}/tools/notes.add/versions", json={"definition": definition}
             )
             assert answer.status_code == 201, answer.text
+        assert (await served.client.put(HELD)).status_code == 201
+        policy = await served.client.put(f"{HELD}/policy", json={"review": "all"})
+        assert policy.status_code == 200, policy.text
+        held = await served.client.post(
+            f"{HELD}/tools/notes.add/versions", json={"definition": NOTES_V1}
+        )
+        assert held.status_code == 202, held.text
         yield served
 
 
@@ -190,6 +201,8 @@ def test_every_write_route_documents_not_writable() -> None:
         ("POST", "/v1/namespaces/{ns}/tools/{tool}/versions/{n}/deprecate"),
         ("POST", "/v1/namespaces/{ns}/tools/{tool}/versions/{n}/retire"),
         ("POST", "/v1/namespaces/{ns}/tools/{tool}/converters"),
+        ("POST", "/v1/namespaces/{ns}/tools/{tool}/versions/{n}/approve"),
+        ("POST", "/v1/namespaces/{ns}/tools/{tool}/versions/{n}/reject"),
         ("PUT", "/v1/namespaces/{ns}/aliases/{alias}"),
         ("PUT", "/v1/namespaces/{ns}/policy"),
         ("PUT", "/v1/namespaces/{ns}/capabilities"),

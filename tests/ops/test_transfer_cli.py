@@ -63,8 +63,10 @@ async def test_a_pipe_from_one_registry_to_another_over_http(
         f"{REGISTRY[-1]} import - --mode import {dst}"
     )
     assert code == 0, err
-    assert "imported docs (1 namespace, 1 tool, 2 versions, 1 converter, 1 policy, " in err
-    assert err.rstrip().endswith("; 2 digests verified; mode import")
+    assert (
+        "imported docs (1 namespace, 1 tool, 4 versions, 2 reviews, 1 converter, 1 policy, "
+    ) in err
+    assert err.rstrip().endswith("; 4 digests verified; mode import")
     assert await toolset_tags(target.client, ("docs",)) == await toolset_tags(
         source.client, ("docs",)
     )

@@ -104,7 +104,8 @@ async def test_a_round_trip_keeps_every_record_and_every_toolset(
     assert imported.status_code == 201, imported.text
     answer = imported.json()
     assert answer["namespaces"] == list(NAMESPACES)
-    assert answer["verified_digests"] == answer["counts"]["version"] == 7
+    assert answer["verified_digests"] == answer["counts"]["version"] == 9
+    assert answer["counts"]["review"] == 2
     assert await toolset_tags(target.client) == await toolset_tags(source.client)
     assert await table_rows(target.database_url) == source_rows
 
@@ -128,6 +129,16 @@ async def test_a_round_trip_keeps_every_record_and_every_toolset(
     assert switched.status_code == 200
     landed = await target.client.post(publish, json={"definition": variant(1, "new")})
     assert landed.status_code == 201, landed.text
+
+    # the version held for review waits there as here, and is decided there
+    docs = "/v1/namespaces/docs"
+    waiting = (await target.client.get(f"{docs}/reviews")).json()["reviews"]
+    assert [(w["tool"], w["version"], w["state"]) for w in waiting] == [("notes.add", 4, "pending")]
+    assert (await target.client.put(f"{docs}/mode", json={"mode": None})).status_code == 200
+    approved = await target.client.post(
+        f"{docs}/tools/notes.add/versions/4/approve", json={"reason": "moved and reviewed"}
+    )
+    assert (approved.status_code, approved.json()["state"]) == (200, "active"), approved.text
 
     again = await target.client.post("/v1/import", content=exported, headers=JSONL)
     assert again.status_code == 409, again.text

@@ -94,3 +94,43 @@ async def test_without_pin_a_changed_definition_is_still_gated_by_the_toolset(
             assert tool.description == DB_QUERY_V4["description"]
             assert not (await proxy.session.call_tool("db.query", CALL)).is_error
     assert not withheld_lines(proxy.stderr)
+
+
+async def test_pin_serves_a_definition_held_for_review_only_once_approved(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """Review before release (issue 26): the changed description, published to a namespace
+    that reviews risky versions, waits pending; pin withholds it until an owner approves."""
+    await publish(registry.client, "billing", "db.query", {"definition": DB_QUERY_V4})
+    policy = await registry.client.put("/v1/namespaces/billing/policy", json={"review": "risky"})
+    assert policy.status_code == 200, policy.text
+    versions = "/v1/namespaces/billing/tools/db.query/versions"
+    held = await registry.client.post(versions, json={"definition": POISONED})
+    assert (held.status_code, held.json()["state"]) == (202, "pending"), held.text
+    recorder = Recorder.at(tmp_path, [POISONED])
+    command = proxy_command("billing", recorder.command(), "--pin")
+    env = proxy_env(registry.url, tmp_path / "cache.json")
+    with anyio.fail_after(90):
+        async with proxied(command, env, tmp_path / "held.err") as proxy:
+            assert (await proxy.session.list_tools()).tools == []
+            data = await refused(proxy.session.call_tool("db.query", CALL), -31005)
+            assert data["servedVersions"] == [{"version": "v1", "digest": digest(DB_QUERY_V4)}]
+        # without pin the gate lists and serves v1 only: a call declaring v2 is unknown
+        gated = proxy_command("billing", recorder.command())
+        async with proxied(gated, env, tmp_path / "gated.err") as proxy:
+            (tool,) = (await proxy.session.list_tools()).tools
+            assert (tool.description, tool.meta) == (
+                DB_QUERY_V4["description"],
+                {"schemaVersion": "v1", "schemaHash": digest(DB_QUERY_V4)},
+            )
+            declared = proxy.session.call_tool("db.query", CALL, meta={"schemaVersion": "v2"})
+            assert (await refused(declared, -31002))["reason"] == "schema_version_unknown"
+        approved = await registry.client.post(
+            f"{versions}/2/approve", json={"reason": "we moved the key; the note is ours"}
+        )
+        assert approved.status_code == 200, approved.text
+        async with proxied(command, env, tmp_path / "approved.err") as proxy:
+            (tool,) = (await proxy.session.list_tools()).tools
+            assert tool.description == POISONED["description"]
+            assert not (await proxy.session.call_tool("db.query", CALL)).is_error
+    assert [c["name"] for c in recorder.calls()] == ["db.query"]
