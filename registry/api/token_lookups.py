@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 
-from registry.store import Db, repository
+from registry.store import Connection, Db, repository
 from registry.store._db import connection
 from registry.store.records import Token
 
@@ -56,7 +56,7 @@ class TokenLookups:
                         while batch := self._next or []:
                             self._next = None
                             self.queries += 1
-                            found = await repository.lookup_tokens(conn, {h for h, _ in batch})
+                            found = await _look_up(conn, {h for h, _ in batch})
                             for token_hash, waiter in batch:
                                 if not waiter.done():
                                     waiter.set_result(found.get(token_hash))
@@ -72,3 +72,11 @@ class TokenLookups:
                 for _, waiter in self._next:
                     waiter.cancel()
                 self._next = None
+
+
+async def _look_up(conn: Connection, token_hashes: set[str]) -> dict[str, Token]:
+    if len(token_hashes) == 1:  # a lone request: the plain query
+        (token_hash,) = token_hashes
+        token = await repository.lookup_token(conn, token_hash)
+        return {} if token is None else {token_hash: token}
+    return await repository.lookup_tokens(conn, token_hashes)
