@@ -17,7 +17,7 @@ SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy clean
+.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy bench-fixed-cost clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -104,6 +104,13 @@ conformance-proxy: $(STAMP) $(UPSTREAMS_STAMP)
 # the proxy's added latency and pass-through throughput against the same upstream direct
 bench-proxy: $(STAMP) $(UPSTREAMS_STAMP)
 	$(BIN)/python bench/proxy_bench.py $(BENCH_PROXY_ARGS)
+
+# the fixed cost of a request against a bare Litestar app, loaded by wrk (Debian's; not in make test)
+bench-fixed-cost: $(STAMP)
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
+	  || { echo "install wrk (apt-get install wrk)"; exit 2; }
+	$(BIN)/python bench/fixed_cost_bench.py $(BENCH_FIXED_COST_ARGS)
 
 clean:
 	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules $(UPSTREAMS)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

@@ -11,7 +11,9 @@ first use: `serve` configures once); records of standard library loggers (the
 embedded PostgreSQL, asyncpg, uvicorn, granian) go through the same
 processors plus their `logger` name, so stdout holds nothing but JSON lines.
 
-Calling it again replaces the previous configuration.
+Calling it again replaces the previous configuration. A hot path may write its
+own lines to the same output (`json_lines()`: the API's line per request,
+encoded by msgspec in one step rather than through structlog's processors).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import msgspec
 import structlog
 
-__all__ = ["configure_logging", "stdlib_config"]
+__all__ = ["JsonLines", "configure_logging", "json_lines", "stdlib_config"]
 
 # Loggers of the libraries under `serve`: their records go to the root handler.
 _LIBRARY_LOGGERS = (
@@ -40,6 +42,30 @@ _LIBRARY_LOGGERS = (
 _QUIET_LOGGERS = ("uvicorn.access", "granian.access")
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)
+
+
+class JsonLines:
+    """The output of `configure_logging(json=True)`, for a line encoded by its caller."""
+
+    __slots__ = ("_stream", "level")
+
+    def __init__(self, stream: Any, level: int) -> None:
+        self._stream = stream
+        self.level = level  # lines below it are not written
+
+    def write(self, line: bytes) -> None:
+        """`line` (one JSON object, newline included) as structlog's own lines are written."""
+        self._stream.write(line)
+        self._stream.flush()
+
+
+_json_lines: list[JsonLines | None] = [None]  # the one in force
+
+
+def json_lines() -> JsonLines | None:
+    """Where JSON lines go while `configure_logging(json=True)` is in force; otherwise None
+    (log through structlog, whatever it is configured to do)."""
+    return _json_lines[0]
 
 
 def _serialize(value: Any, **_: Any) -> bytes:
@@ -124,6 +150,7 @@ def configure_logging(json: bool, *, level: int = logging.INFO) -> None:
     structlog only and leaves the standard library's logging as it is: its
     warnings reach stderr through logging's last-resort handler.
     """
+    _json_lines[0] = JsonLines(sys.stdout.buffer, level) if json else None
     if json:
         logging.config.dictConfig(stdlib_config(json, level=level))
     processors: list[Any] = [

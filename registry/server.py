@@ -405,6 +405,7 @@ def build_app(settings: Settings, *, extra_routes: Sequence[Any] = ()) -> Served
     `Observed`, so that a long-poll ended by shutdown is logged and counted with its
     real status."""
     from registry.api.app import create_app
+    from registry.api.hot_routes import HotRoutes
     from registry.api.observe import Observed
 
     litestar = create_app(settings)
@@ -413,7 +414,7 @@ def build_app(settings: Settings, *, extra_routes: Sequence[Any] = ()) -> Served
     services = litestar.state.services
     lifecycle = _Lifecycle(litestar, on_drain=services.longpolls.drain)
     return ServedApp(
-        Observed(lifecycle, services.metrics),
+        Observed(lifecycle, services.metrics, hot=HotRoutes(litestar)),
         lifecycle,
         max_connections=services.limits.connections,
         limit_log=services.limit_log,

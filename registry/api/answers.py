@@ -46,6 +46,11 @@ class Ready(Response[bytes]):
         self.status_code = status
         self.background = None
 
+    @property
+    def app(self) -> Any:
+        """The pre-built ASGI app that answers (`registry.api.hot_routes` calls it)."""
+        return self._app
+
     def to_asgi_response(self, *args: Any, **kwargs: Any) -> Any:
         # Handler-level headers, cookies, background tasks: the routes using it have none.
         return self._app

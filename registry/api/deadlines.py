@@ -22,7 +22,9 @@ A client that hangs up in the middle of its body is answered (to nobody) 499
 a hang-up is the client's doing, not a server error. Once the body is
 complete, `receive()` is passed through untouched (a long-poll waits on it for
 the client's hang-up): what the handler's `receive()` then returns is the
-server's own awaitable.
+server's own awaitable. An HTTP/1 request without `Content-Length` (or with 0)
+and without `Transfer-Encoding` has no body: its `receive()` is the server's
+from the start, and nothing is drained.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def body_deadline(
                 return
             loop = asyncio.get_running_loop()
             deadline = loop.time() + seconds
-            complete = False
+            complete = not _may_have_body(scope)
             # a route reading its body as it arrives (an import): the bound is on each wait
             handler = scope.get("route_handler")
             streamed = handler is not None and bool(handler.opt.get("streamed_body"))
@@ -103,3 +105,12 @@ def body_deadline(
         return bounded_app
 
     return wrap
+
+
+def _may_have_body(scope: Scope) -> bool:
+    if not scope.get("http_version", "1.1").startswith("1"):
+        return True  # HTTP/2 frames a body without either header
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
+            return True
+    return False

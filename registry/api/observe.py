@@ -1,7 +1,9 @@
 """The outermost ASGI layer: a request id, one JSON log line per request, metrics.
 
 The request id is the caller's `X-Request-Id` when it is sane (1-64 of
-`[A-Za-z0-9._-]`), a new one otherwise; it is answered as `X-Request-Id`,
+`[A-Za-z0-9._-]`), a new one otherwise (32 hex digits: 16 drawn at random when
+the process starts, then a count, so unique across replicas without drawing
+random bytes per request); it is answered as `X-Request-Id`,
 stored on the scope for handlers and audit events, and logged. The server's
 `send` is on the scope too (`state["asgi_send"]`): woken long-polls are
 answered through it directly, and say what they sent (`state["answered"]`). It wraps the
@@ -14,14 +16,15 @@ a browser that renders one anyway may load, run and frame nothing.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import time
-import uuid
 from typing import Any, Final
 
-import structlog
-
+from registry.api.hot_routes import HotRoutes
 from registry.api.metrics import Metrics
+from registry.api.request_log import log_request
 
 __all__ = ["Observed"]
 
@@ -30,15 +33,17 @@ API_SECURITY_HEADERS: Final = (
     (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
 )
-_log = structlog.get_logger("registry.api")
+_ID_PREFIX: Final = os.urandom(8).hex()
+_ids = itertools.count(1)
 
 Scope = dict[str, Any]
 
 
 class Observed:
-    def __init__(self, app: Any, metrics: Metrics) -> None:
+    def __init__(self, app: Any, metrics: Metrics, *, hot: HotRoutes | None = None) -> None:
         self.app = app
         self.metrics = metrics
+        self._hot = hot  # the routes answered before the app is called (registry.api.hot_routes)
         # The labelled children, looked up once per (route, method, status) / route.
         self._counted: dict[tuple[str, str, int], Any] = {}
         self._timed: dict[str, Any] = {}
@@ -69,7 +74,7 @@ class Observed:
                 await send({"type": "http.response.body", "body": b""})
                 return
         incoming = _header(scope, b"x-request-id")
-        rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else uuid.uuid4().hex
+        rid = incoming if incoming and _SANE_ID.fullmatch(incoming) else _new_id()
         state = scope.setdefault("state", {})
         state["request_id"] = rid
         # A layer that answers many requests at once (long-polls woken by a change,
@@ -93,7 +98,8 @@ class Observed:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            if self._hot is None or not await self._hot.answer(scope, receive, send_with_id):
+                await self.app(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - started
             status = state.get("answered", status)
@@ -108,16 +114,8 @@ class Observed:
             if timer is None:
                 timer = self._timed[route] = self.metrics.latency.labels(route)
             timer.observe(elapsed)
-            _log.info(
-                "request",
-                request_id=rid,
-                method=scope["method"],
-                path=scope["path"],
-                route=route,
-                status=status,
-                duration_ms=round(elapsed * 1000, 3),
-                actor=scope.get("state", {}).get("actor"),
-            )
+            actor = scope.get("state", {}).get("actor")
+            log_request(rid, method, scope["path"], route, status, elapsed, actor=actor)
 
     def _allow(self, path: str) -> str | None:
         methods: set[str] = set()
@@ -125,6 +123,10 @@ class Observed:
             if pattern.fullmatch(path):
                 methods |= set(allowed)
         return ", ".join(sorted(methods | {"OPTIONS"})) if methods else None
+
+
+def _new_id() -> str:
+    return f"{_ID_PREFIX}{next(_ids):016x}"
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

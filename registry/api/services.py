@@ -22,6 +22,7 @@ from registry.api.metrics import Metrics
 from registry.api.problems import ApiError, namespace_not_found
 from registry.api.revocations import Revocations
 from registry.api.settings import Settings
+from registry.api.token_lookups import TokenLookups
 from registry.api.toolset_cache import ToolsetCache
 from registry.store import Db, ToolsetListener, repository
 
@@ -52,6 +53,7 @@ class Services:
     limit_log: LimitLog
     budget: Budget
     caps: Caps
+    tokens: TokenLookups  # one query for the tokens of many requests (registry.api.token_lookups)
     db: Db | None = None
     read_db: Db | None = None  # the read replica's pool (Settings.read_database_url)
     listener: ToolsetListener | None = None
@@ -134,7 +136,7 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
         ):
             found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
         else:
-            token = await repository.lookup_token(svc.database, token_hash)
+            token = await svc.tokens.lookup(svc.database, token_hash)
             if token is None:
                 raise ApiError(
                     "unauthenticated",

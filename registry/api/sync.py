@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
@@ -11,6 +11,7 @@ from litestar.params import JSONBody, Parameter
 from registry.api import analysis
 from registry.api.answers import Ready
 from registry.api.auth import Principal
+from registry.api.hot_routes import HOT
 from registry.api.params import NamespaceName
 from registry.api.problems import (
     BODY_PROBLEMS,
@@ -72,6 +73,7 @@ def _raw_header(scope: Any, name: bytes) -> str | None:
     "/v1/namespaces/{ns:str}/toolset",
     summary="The sync payload of a namespace; ETag, If-None-Match -> 304, ?wait=S long-polls",
     media_type="application/json",
+    opt=HOT,
     responses={
         **problem_responses(
             *GUARDED_PROBLEMS,
@@ -94,9 +96,10 @@ def _raw_header(scope: Any, name: bytes) -> str | None:
 async def toolset(
     request: Request[Any, Any, Any],
     ns: NamespaceName,
-    wait: int | None = Parameter(
-        default=None, ge=0, le=60, description="seconds to hold the request until a change"
-    ),
+    wait: Annotated[
+        int | None,
+        Parameter(ge=0, le=60, description="seconds to hold the request until a change"),
+    ] = None,
 ) -> Response[bytes]:
     svc = await reader(request, ns)
     built = svc.cache.peek(ns)

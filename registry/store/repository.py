@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -80,6 +80,7 @@ __all__ = [
     "load_namespace",
     "load_tool_state",
     "lookup_token",
+    "lookup_tokens",
     "publish",
     "put_capabilities",
     "register_converter",
@@ -1377,6 +1378,17 @@ async def lookup_token(db: Db, token_hash: str) -> Token | None:
             token_hash,
         )
     return _record(row, Token) if row else None
+
+
+async def lookup_tokens(db: Db, token_hashes: Collection[str]) -> dict[str, Token]:
+    """The unrevoked tokens with these hashes, by hash (one query for many requests)."""
+    async with connection(db) as conn:
+        rows = await conn.fetch(
+            f"SELECT hash, {_TOKEN_COLUMNS} FROM tokens "
+            "WHERE hash = ANY($1::text[]) AND revoked_at IS NULL",
+            list(token_hashes),
+        )
+    return {row["hash"]: _record(row, Token) for row in rows}
 
 
 async def get_token(db: Db, token_id: str) -> Token | None:
