@@ -137,13 +137,13 @@ async def token(dsn: str, scope: str) -> str:
 
     import asyncpg
 
-    from registry.store import repository
+    from registry import store
 
     secret = "mtr_bench_" + secrets.token_urlsafe(12)
     conn = await asyncpg.connect(dsn)
     try:
-        await repository.create_token(
-            conn, repository.hash_token(secret), [scope], actor=None, request_id=None
+        await store.create_token(
+            conn, store.hash_token(secret), [scope], actor=None, request_id=None
         )
     finally:
         await conn.close()

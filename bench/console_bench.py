@@ -45,11 +45,12 @@ async def populate(dsn: str, tools: int, aliases: int) -> None:
     `aliases` aliases (the page then reads their routes from the toolset payload)."""
     import asyncpg
 
+    from registry import store
     from registry.canonical import digest
-    from registry.store import PublishPlan, repository
+    from registry.store import PublishPlan
 
     pool = await asyncpg.create_pool(dsn, min_size=4, max_size=4)
-    await repository.create_namespace(pool, NAMESPACE, actor=None, request_id=None)
+    await store.create_namespace(pool, NAMESPACE, actor=None, request_id=None)
 
     async def one(index: int) -> None:
         definition = copy.deepcopy(DB_QUERY_V4)
@@ -62,7 +63,7 @@ async def populate(dsn: str, tools: int, aliases: int) -> None:
             versions.append(wider)
         for number, version in enumerate(versions, start=1):
             retire = [1] if number == 2 and index % 15 == 0 else []
-            await repository.publish(
+            await store.publish(
                 pool,
                 NAMESPACE,
                 version["name"],
@@ -77,7 +78,7 @@ async def populate(dsn: str, tools: int, aliases: int) -> None:
         await asyncio.gather(*(one(i) for i in range(start, min(start + 100, tools))))
     for index in range(0, min(tools, aliases * 3), 3):  # old names of two-version tools
         name = f"tool-{index:05d}"
-        await repository.set_alias(
+        await store.set_alias(
             pool,
             NAMESPACE,
             f"{name}-old",

@@ -183,16 +183,16 @@ def create_read_token(database_url: str) -> str:
 
     import asyncpg  # type: ignore[import-untyped, unused-ignore]
 
-    from registry.store import repository
+    from registry import store
 
     secret = "reg_" + secrets.token_urlsafe(24)
 
     async def create() -> None:
         conn = await asyncpg.connect(database_url)
         try:
-            await repository.create_token(
+            await store.create_token(
                 conn,
-                repository.hash_token(secret),
+                store.hash_token(secret),
                 [f"{NAMESPACE}:read"],
                 description="fixed_cost_bench",
                 actor=None,

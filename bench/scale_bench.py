@@ -200,16 +200,17 @@ async def populate(dsn: str, namespace: str, tools: int, prefix: str = "tool") -
     """`tools` tools of one version each, written through the store (fast, no HTTP)."""
     import asyncpg
 
+    from registry import store
     from registry.canonical import digest
-    from registry.store import PublishPlan, repository
+    from registry.store import PublishPlan
 
     pool = await asyncpg.create_pool(dsn, min_size=4, max_size=4)
     try:
-        await repository.create_namespace(pool, namespace, actor=None, request_id=None)
+        await store.create_namespace(pool, namespace, actor=None, request_id=None)
 
         async def one(index: int) -> None:
             found = definition(f"{prefix}-{index:05d}")
-            await repository.publish(
+            await store.publish(
                 pool,
                 namespace,
                 found["name"],

@@ -109,8 +109,9 @@ def load(url: str, headers: dict[str, str], duration: int, connections: int) -> 
 async def populate(dsn: str, namespace: str, tools: int) -> None:
     import asyncpg
 
+    from registry import store
     from registry.canonical import digest
-    from registry.store import PublishPlan, repository
+    from registry.store import PublishPlan
 
     pool = await asyncpg.create_pool(dsn, min_size=4, max_size=4)
 
@@ -118,7 +119,7 @@ async def populate(dsn: str, namespace: str, tools: int) -> None:
         definition = copy.deepcopy(DB_QUERY_V4)
         definition["name"] = f"tool-{index:05d}"
         definition["description"] = f"Tool number {index}."
-        await repository.publish(
+        await store.publish(
             pool,
             namespace,
             definition["name"],

@@ -102,7 +102,7 @@ async def setup(url: str, dsn: str, servers: int) -> tuple[str, list[str]]:
     """The namespace, its tools (3 versions each), and a report token per server."""
     import asyncpg
 
-    from registry.store import repository
+    from registry import store
 
     async with httpx.AsyncClient(
         base_url=url, timeout=60, headers={"Authorization": f"Bearer {ADMIN}"}
@@ -121,9 +121,9 @@ async def setup(url: str, dsn: str, servers: int) -> tuple[str, list[str]]:
     try:
         for index in range(servers):
             secret = f"mtr_bench_{index:04d}_{os.urandom(8).hex()}"
-            await repository.create_token(
+            await store.create_token(
                 conn,
-                repository.hash_token(secret),
+                store.hash_token(secret),
                 ["billing:report"],
                 actor=None,
                 request_id=None,

@@ -25,8 +25,8 @@ import pytest
 
 from registry.cli import main
 from registry.sdk import Toolset
+from registry.store import hash_token
 from registry.store.migrations import load_migrations
-from registry.store.repository import hash_token
 from tests.api.conftest import ADMIN_TOKEN, free_port, serve
 from tests.fixtures.seeds import DB_QUERY_V3
 from tests.serving import REGISTRY, env_with

@@ -81,11 +81,11 @@ def test_the_sdk_refuses_a_namespace_before_any_request(namespace: str) -> None:
 
 @pytest.mark.parametrize("namespace", BAD_NAMESPACES)
 def test_the_store_checks_names_whole(namespace: str) -> None:
-    from registry.store import repository
+    from registry import store
 
     # The check comes before the database is touched (None would fail after it).
     with pytest.raises(ValueError, match="invalid namespace name"):
-        asyncio.run(repository.create_namespace(None, namespace, actor=None, request_id=None))  # type: ignore[arg-type]
+        asyncio.run(store.create_namespace(None, namespace, actor=None, request_id=None))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("revision", BAD_REVISIONS)

@@ -419,13 +419,13 @@ async def test_a_namespace_to_create_needs_admin(bare_registry: Registry, tmp_pa
     write(tools, "billing/db.query.yaml", DB_V1)
     import asyncpg
 
-    from registry.store import repository
+    from registry import store
 
     conn = await asyncpg.connect(registry.database_url)
     try:
-        await repository.create_token(
+        await store.create_token(
             conn,
-            repository.hash_token("ci-secret"),
+            store.hash_token("ci-secret"),
             ["billing:publish"],
             actor=None,
             request_id=None,

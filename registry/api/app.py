@@ -29,7 +29,7 @@ from litestar.exceptions import (
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
 
-from registry import __version__
+from registry import __version__, store
 from registry.api import (
     apply,
     capabilities,
@@ -63,7 +63,7 @@ from registry.api.token_lookups import TokenLookups
 from registry.api.toolsets import Toolsets
 from registry.console import console_router, template_config
 from registry.policy.publishing import MAX_VERSION
-from registry.store import Db, ToolsetListener, migrate, repository
+from registry.store import Db, ToolsetListener, migrate
 
 __all__ = ["asgi", "create_app"]
 
@@ -222,7 +222,7 @@ def create_app(
     )
 
     async def is_revoked(token_id: str) -> bool:
-        token = await repository.get_token(svc.database, token_id)
+        token = await store.get_token(svc.database, token_id)
         return token is None or token.revoked_at is not None
 
     revocations = Revocations(is_revoked)

@@ -14,6 +14,7 @@ import msgspec
 from litestar import Request, post
 from litestar.params import FromQuery, JSONBody
 
+from registry import store
 from registry.api import analysis
 from registry.api.auth import Principal
 from registry.api.namespace_policy import policy_problem, to_document
@@ -53,9 +54,8 @@ from registry.store import (
     PublishRefused,
     Refusal,
     ToolState,
-    repository,
+    transaction,
 )
-from registry.store._db import transaction
 from registry.store.policies import get_policy, put_policy
 
 __all__ = ["HANDLERS"]
@@ -129,7 +129,7 @@ async def _namespace_steps(
     explicit = set(data.create_namespaces) | {b.namespace for b in bodies if b.create_namespace}
     steps = []
     for name in sorted(names):
-        if await repository.get_namespace(db, name) is not None:
+        if await store.get_namespace(db, name) is not None:
             steps.append(NamespacePlan(name=name, action="unchanged"))
         elif name in explicit:
             steps.append(
@@ -137,7 +137,7 @@ async def _namespace_steps(
             )
         else:
             readable = [
-                n.name for n in await repository.list_namespaces(db) if who.allows(n.name, "read")
+                n.name for n in await store.list_namespaces(db) if who.allows(n.name, "read")
             ]
             near = difflib.get_close_matches(name, readable, n=1)
             raise namespace_not_found(
@@ -186,8 +186,8 @@ async def _plans(
     bundled = {p.namespace: p.policy for p in policies}
     plans = []
     for index, (body, digest) in enumerate(zip(bodies, digests, strict=True)):
-        state = await repository.load_tool_state(db, body.namespace, body.tool["name"])
-        aliases = await repository.list_aliases(db, body.namespace)
+        state = await store.load_tool_state(db, body.namespace, body.tool["name"])
+        aliases = await store.list_aliases(db, body.namespace)
         policy = bundled.get(body.namespace) or NamespacePolicy.stored(state.policy)
         others = _other_tools(state, bodies)
         planned = await svc.budget.run(
@@ -219,23 +219,23 @@ async def _execute(
             )
             return store_decision(found.outcome, {"source": body.source}, hold=held(found, asked))
 
-        await repository.publish(
+        await store.publish(
             conn, ns, tool, body.tool, plan.digest, decide, who, rid, create_namespace=False
         )
     else:
         for change in plan.lifecycle:
             if change.action == "retire":
-                await repository.retire(conn, ns, tool, change.version, actor=who, request_id=rid)
+                await store.retire(conn, ns, tool, change.version, actor=who, request_id=rid)
             elif change.action == "deprecate":
                 sunset = next(
                     (d.sunset for d in body.deprecate if d.version == change.version), None
                 )
-                await repository.deprecate(
+                await store.deprecate(
                     conn, ns, tool, change.version, sunset=sunset, actor=who, request_id=rid
                 )
             else:
                 assert change.to is not None
-                await repository.register_converter(
+                await store.register_converter(
                     conn,
                     ns,
                     tool,
@@ -247,7 +247,7 @@ async def _execute(
                 )
     for alias in plan.aliases:
         if alias.action != "unchanged":
-            await repository.set_alias(
+            await store.set_alias(
                 conn,
                 ns,
                 alias.name,
@@ -348,7 +348,7 @@ async def apply(
                 )
             for step in namespaces:
                 if step.action == "create":
-                    await repository.create_namespace(
+                    await store.create_namespace(
                         conn, step.name, actor=who.token_id, request_id=request_id(request)
                     )
             for policy_body, policy_step in zip(policy_bodies, policies, strict=True):

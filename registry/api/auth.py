@@ -7,7 +7,7 @@ versions a namespace holds for review, and neither `review` nor `publish`
 allows the other (a pipeline's token never approves what it published).
 `report` is what a gated server needs: read its toolset and send usage counts
 (`POST /v1/namespaces/{ns}/usage`), and nothing that changes a definition. Tokens are
-stored as hashes only (`repository.hash_token`), so a lookup compares hashes
+stored as hashes only (`registry.store.hash_token`), so a lookup compares hashes
 in the database; the bootstrap token, the one secret held in memory, is
 compared with `hmac.compare_digest`. Token values are never logged: the
 principal carries the token's id.

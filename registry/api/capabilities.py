@@ -8,6 +8,7 @@ import msgspec
 from litestar import Request, Response, get, post, put
 from litestar.params import JSONBody
 
+from registry import store
 from registry.api.params import NamespaceName
 from registry.api.problems import (
     BODY_PROBLEMS,
@@ -28,7 +29,7 @@ from registry.policy.capabilities import (
     check_methods,
     parse_initialize,
 )
-from registry.store import NamespaceNotFound, repository
+from registry.store import NamespaceNotFound
 
 __all__ = ["HANDLERS"]
 
@@ -68,7 +69,7 @@ async def put_capabilities(
     except CapabilityError as exc:
         raise ApiError("invalid-body", exc.message, pointer=exc.pointer or None) from exc
     try:
-        record, created = await repository.put_capabilities(
+        record, created = await store.put_capabilities(
             svc.database,
             ns,
             msgspec.to_builtins(captured),
@@ -86,7 +87,7 @@ async def put_capabilities(
 
 async def _latest(request: Request[Any, Any, Any], ns: str) -> tuple[Any, CapturedInitialize]:
     svc = await reader(request, ns)
-    record = await repository.get_capabilities(svc.database, ns)
+    record = await store.get_capabilities(svc.database, ns)
     if record is None:
         raise ApiError("not-found", f"namespace {ns} has no captured capabilities")
     return record, parse_initialize(record.document)

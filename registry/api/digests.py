@@ -25,6 +25,7 @@ import msgspec
 from litestar import Request, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 
+from registry import store
 from registry.api.params import DigestText
 from registry.api.problems import (
     GUARDED_PROBLEMS,
@@ -37,7 +38,7 @@ from registry.api.services import principal, replica_read, services
 from registry.api.sync import etag_matches
 from registry.api.wire import DigestAnswer, DigestMatch
 from registry.canonical import canonical_json
-from registry.store import Version, repository
+from registry.store import Version
 
 __all__ = ["HANDLERS", "digest_answer"]
 
@@ -54,7 +55,7 @@ async def _visible(request: Request[Any, Any, Any], digest: str) -> list[Version
 
     found = await replica_read(
         request,
-        lambda db: repository.find_digest(db, digest),
+        lambda db: store.find_digest(db, digest),
         lambda rows: bool(readable(rows)),
     )
     visible = readable(found)

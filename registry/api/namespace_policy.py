@@ -15,6 +15,7 @@ from typing import Any
 from litestar import Request, get, put
 from litestar.params import JSONBody
 
+from registry import store
 from registry.api.params import NamespaceName
 from registry.api.problems import (
     BODY_PROBLEMS,
@@ -29,7 +30,7 @@ from registry.api.problems import (
 from registry.api.services import actor, reader, request_id, require_namespace, writer
 from registry.api.wire import PolicyAnswer
 from registry.policy.acceptance import NamespacePolicy, check_policy
-from registry.store import NamespaceNotFound, PolicyRecord, repository
+from registry.store import NamespaceNotFound, PolicyRecord
 from registry.store.policies import get_policy, put_policy
 
 __all__ = ["HANDLERS", "policy_problem", "to_document"]
@@ -130,7 +131,7 @@ async def put_namespace_policy(
         )
     except NamespaceNotFound as exc:
         raise namespace_not_found(ns) from exc
-    tools = {t.tool for t in await repository.list_tools(svc.database, ns)}
+    tools = {t.tool for t in await store.list_tools(svc.database, ns)}
     warnings = [
         f"relax/{index}: {ns} has no tool {rule.tool} yet; the relaxation applies once it "
         "is published"

@@ -9,6 +9,7 @@ from litestar import Request, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
+from registry import store
 from registry.api.answers import Ready, Sent
 from registry.api.hot_routes import HOT
 from registry.api.params import AUDIT_ACTION_PATTERN, NAMESPACE_PATTERN, TOOL_PATTERN, exact
@@ -21,7 +22,7 @@ from registry.api.problems import (
 )
 from registry.api.services import principal, replica_read, services
 from registry.api.wire import AuditPage, Status
-from registry.store import at_head, repository
+from registry.store import at_head
 
 __all__ = ["HANDLERS"]
 
@@ -108,7 +109,7 @@ async def audit(
     who.require(namespace, "admin")
     events = await replica_read(
         request,
-        lambda db: repository.list_audit(
+        lambda db: store.list_audit(
             db, namespace=namespace, tool=tool, action=action, after=after, limit=limit
         ),
         lambda _page: True,  # a page may miss the newest events: the answer says so

@@ -25,6 +25,7 @@ import msgspec
 from litestar import Request, get, post
 from litestar.params import JSONBody
 
+from registry import store
 from registry.api import analysis
 from registry.api.params import NamespaceName, ToolName, VersionText, version_number
 from registry.api.problems import (
@@ -59,7 +60,6 @@ from registry.store import (
     Refusal,
     ToolState,
     Version,
-    repository,
 )
 from registry.store import reviews as held_versions
 from registry.store.records import Review, ReviewResult
@@ -86,7 +86,7 @@ async def list_reviews(request: Request[Any, Any, Any], ns: NamespaceName) -> Re
     if held:
         current = {
             t.tool: t.current.version if t.current else None
-            for t in await repository.list_tools(svc.database, ns)
+            for t in await store.list_tools(svc.database, ns)
         }
     return ReviewList(
         namespace=ns,
@@ -144,7 +144,7 @@ async def _held(
     svc = await writer(request, ns, "review")
     review = await held_versions.get_review(svc.database, ns, tool, number)
     if review is None:
-        found = await repository.get_version(svc.database, ns, tool, number)
+        found = await store.get_version(svc.database, ns, tool, number)
         if found is None:
             raise ApiError("not-found", f"version {number} of {ns}/{tool} does not exist")
         raise ApiError(
@@ -204,7 +204,7 @@ async def approve_version(
     number = version_number(n)
     svc, kept = await _held(request, ns, tool, number)
     approver = actor(request)
-    pending = await repository.get_version(svc.database, ns, tool, number)
+    pending = await store.get_version(svc.database, ns, tool, number)
     assert pending is not None  # a review row's version exists (a foreign key)
     asked = approval_request(pending.definition, kept.request)
     evidence = []

@@ -13,6 +13,7 @@ import msgspec
 import structlog
 from litestar.connection import ASGIConnection
 
+from registry import store
 from registry.api.auth import BOOTSTRAP_ID, Action, Principal, bearer_secret, matches_secret
 from registry.api.budget import Budget
 from registry.api.caps import Caps
@@ -24,7 +25,7 @@ from registry.api.revocations import Revocations
 from registry.api.settings import Settings
 from registry.api.token_lookups import TokenLookups
 from registry.api.toolset_cache import ToolsetCache
-from registry.store import Db, ToolsetListener, repository
+from registry.store import Db, ToolsetListener
 
 __all__ = [
     "SESSION_TOKEN",
@@ -123,7 +124,7 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     if isinstance(known, Principal):
         return known
     secret = bearer_secret(_authorization(scope))
-    token_hash = repository.hash_token(secret) if secret is not None else state.get(SESSION_TOKEN)
+    token_hash = store.hash_token(secret) if secret is not None else state.get(SESSION_TOKEN)
     found = Principal(token_id=None)
     if token_hash is not None:
         svc = services(request)
@@ -132,7 +133,7 @@ async def principal(request: ASGIConnection[Any, Any, Any, Any]) -> Principal:
             matches_secret(secret, bootstrap)
             if secret is not None
             else bootstrap is not None
-            and hmac.compare_digest(token_hash.encode(), repository.hash_token(bootstrap).encode())
+            and hmac.compare_digest(token_hash.encode(), store.hash_token(bootstrap).encode())
         ):
             found = Principal(token_id=BOOTSTRAP_ID, scopes=("*:admin",))
         else:
@@ -172,7 +173,7 @@ async def writer(
 
 async def require_namespace(svc: Services, ns: str) -> None:
     """404 `namespace-not-found` (saying how to create it) unless `ns` exists."""
-    if await repository.get_namespace(svc.database, ns) is None:
+    if await store.get_namespace(svc.database, ns) is None:
         raise namespace_not_found(ns)
 
 

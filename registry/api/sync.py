@@ -8,6 +8,7 @@ from litestar import Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, Parameter
 
+from registry import store
 from registry.api import analysis
 from registry.api.answers import Ready
 from registry.api.auth import Principal
@@ -24,7 +25,7 @@ from registry.api.problems import (
 from registry.api.services import principal, reader
 from registry.api.wire import VerifyAnswer, VerifyRequest
 from registry.sdk.toolset import ToolsetPayload
-from registry.store import Version, repository
+from registry.store import Version
 
 __all__ = ["HANDLERS", "etag_matches", "holder"]
 
@@ -143,7 +144,7 @@ async def verify(
     request: Request[Any, Any, Any], ns: NamespaceName, data: JSONBody[VerifyRequest]
 ) -> VerifyAnswer:
     svc = await reader(request, ns)
-    snapshot = await repository.load_namespace(svc.database, ns)
+    snapshot = await store.load_namespace(svc.database, ns)
     if snapshot is None:
         raise namespace_not_found(ns)
     by_tool: dict[str, list[Version]] = {}

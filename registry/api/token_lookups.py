@@ -1,14 +1,14 @@
 """Bearer tokens looked up together: the requests that arrive during one lookup share the next.
 
     tokens = TokenLookups()
-    token = await tokens.lookup(db, token_hash)   # repository.lookup_token, one query per batch
+    token = await tokens.lookup(db, token_hash)   # store.lookup_token, one query per batch
 
 Every request's token is looked up by a query sent after the request arrived,
 so a token revoked before it (by `registry token revoke`, straight in the
 database, on any replica) is refused, as when each request made its own
 query. What changes is the count of queries: while one is under way, the
 requests that arrive wait for the next one, which looks all their tokens up at
-once (`repository.lookup_tokens`). Under load that is one query for tens of
+once (`store.lookup_tokens`). Under load that is one query for tens of
 requests (bench/fixed_cost_bench.py); a lone request costs what it did. A
 failed query fails every request of its batch the same way (503 when the
 database is down). Nothing is remembered between queries: a cache would have
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 
-from registry.store import Connection, Db, repository
-from registry.store._db import connection
+from registry import store
+from registry.store import Connection, Db, connection
 from registry.store.records import Token
 
 __all__ = ["TokenLookups"]
@@ -36,7 +36,7 @@ class TokenLookups:
         self.queries = 0  # sent so far (tests, benches)
 
     async def lookup(self, db: Db, token_hash: str) -> Token | None:
-        """The unrevoked token with this hash, or None (`repository.lookup_token`)."""
+        """The unrevoked token with this hash, or None (`store.lookup_token`)."""
         waiter: asyncio.Future[Token | None] = asyncio.get_running_loop().create_future()
         if self._next is None:
             self._next = []
@@ -77,6 +77,6 @@ class TokenLookups:
 async def _look_up(conn: Connection, token_hashes: set[str]) -> dict[str, Token]:
     if len(token_hashes) == 1:  # a lone request: the plain query
         (token_hash,) = token_hashes
-        token = await repository.lookup_token(conn, token_hash)
+        token = await store.lookup_token(conn, token_hash)
         return {} if token is None else {token_hash: token}
-    return await repository.lookup_tokens(conn, token_hashes)
+    return await store.lookup_tokens(conn, token_hashes)

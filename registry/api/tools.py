@@ -9,6 +9,7 @@ import msgspec
 from litestar import Request, Response, get, post, put
 from litestar.params import FromQuery, JSONBody
 
+from registry import store
 from registry.api import analysis
 from registry.api.bodies import ONE_DEFINITION
 from registry.api.params import (
@@ -82,7 +83,6 @@ from registry.store import (
     Refusal,
     ToolState,
     Version,
-    repository,
 )
 
 __all__ = ["HANDLERS"]
@@ -109,7 +109,7 @@ def _refusal_problem(detail: str, decisions: list[Decision], outcome: Any = None
 async def list_namespaces(request: Request[Any, Any, Any]) -> NamespaceList:
     svc = services(request)
     who = await principal(request)
-    found = await repository.list_namespaces(svc.database)
+    found = await store.list_namespaces(svc.database)
     visible = [n for n in found if who.readable(n.name, svc.settings.open_reads)]
     return NamespaceList([NamespaceEntry(n.name, n.created_at) for n in visible])
 
@@ -133,7 +133,7 @@ async def create_namespace(
     request: Request[Any, Any, Any], ns: NamespaceName
 ) -> Response[NamespaceEntry]:
     svc = await writer(request, ns, "admin")
-    record, created = await repository.create_namespace(
+    record, created = await store.create_namespace(
         svc.database, ns, actor=actor(request), request_id=request_id(request)
     )
     return Response(
@@ -151,7 +151,7 @@ async def create_namespace(
 async def list_tools(request: Request[Any, Any, Any], ns: NamespaceName) -> ToolList:
     svc = await reader(request, ns)
     await require_namespace(svc, ns)
-    tools = await repository.list_tools(svc.database, ns)
+    tools = await store.list_tools(svc.database, ns)
     return ToolList(
         namespace=ns,
         tools=[
@@ -274,7 +274,7 @@ async def publish(
         )
 
     try:
-        result = await repository.publish(
+        result = await store.publish(
             svc.database,
             ns,
             tool,
@@ -392,7 +392,7 @@ async def check(
     svc = await reader(request, ns)
     digest = await _validated(request, svc, tool, data)
     await require_namespace(svc, ns)
-    state = await repository.load_tool_state(svc.database, ns, tool)
+    state = await store.load_tool_state(svc.database, ns, tool)
     existing = next((v for v in [*state.versions, *state.held] if v.digest == digest), None)
     if existing is not None:
         return CheckAnswer(
@@ -424,7 +424,7 @@ async def check(
 
 
 async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> Version:
-    found = await repository.get_version(svc.database, ns, tool, number)
+    found = await store.get_version(svc.database, ns, tool, number)
     if found is None:
         raise ApiError("not-found", f"version {number} of {ns}/{tool} does not exist")
     return found
@@ -439,7 +439,7 @@ async def _existing_version(svc: Services, ns: str, tool: str, number: int) -> V
 )
 async def history(request: Request[Any, Any, Any], ns: NamespaceName, tool: ToolName) -> History:
     await reader(request, ns)
-    versions = await replica_read(request, lambda db: repository.get_history(db, ns, tool))
+    versions = await replica_read(request, lambda db: store.get_history(db, ns, tool))
     if not versions:
         raise ApiError("not-found", f"tool {ns}/{tool} does not exist")
     return History(versions)
@@ -458,7 +458,7 @@ async def get_version(
     number = version_number(n)
     await reader(request, ns)
     found = await replica_read(
-        request, lambda db: repository.get_version(db, ns, tool, number), _is_there
+        request, lambda db: store.get_version(db, ns, tool, number), _is_there
     )
     if found is None:
         raise ApiError("not-found", f"version {number} of {ns}/{tool} does not exist")
@@ -487,13 +487,13 @@ async def diff(
     svc = await reader(request, ns)
     new = await _existing_version(svc, ns, tool, number)
     old = await _existing_version(svc, ns, tool, other)
-    others = await repository.tool_names(svc.database, ns)
+    others = await store.tool_names(svc.database, ns)
     report, risks = await svc.budget.run(request, analysis.diff, old, new, others)
     accepted: list[Acceptance] = []
     if other < number and report.breaking:
         # what of this change was accepted on purpose: by the versions after `against`
         found = {(c.kind.value, c.path) for c in report.breaking}
-        history = await repository.get_history(svc.database, ns, tool)
+        history = await store.get_history(svc.database, ns, tool)
         accepted = [
             a
             for v in history
@@ -581,7 +581,7 @@ async def deprecate(
         deprecate=[(number, sunset)],
     )
     record = await _lifecycle_call(
-        repository.deprecate(
+        store.deprecate(
             svc.database,
             ns,
             tool,
@@ -626,7 +626,7 @@ async def retire(
         svc, svc.database, ns, tool, [number], data.require_idle if data is not None else None
     )
     record = await _lifecycle_call(
-        repository.retire(
+        store.retire(
             svc.database,
             ns,
             tool,
@@ -685,7 +685,7 @@ async def register_converter(
         request, analysis.converter_report, source, target, data.ops, svc.caps
     )
     try:
-        converter, created = await repository.register_converter(
+        converter, created = await store.register_converter(
             svc.database,
             ns,
             tool,
@@ -738,10 +738,10 @@ async def set_alias(
     tool_name(data.target, "target tool")
     tool_name(data.contract.tool, "contract tool")
     svc = await writer(request, ns)
-    if await repository.get_version(svc.database, ns, alias, 1) is not None:
+    if await store.get_version(svc.database, ns, alias, 1) is not None:
         raise ApiError("conflict", f"{alias} is a tool of {ns}; an alias needs a free name")
     try:
-        change = await repository.set_alias(
+        change = await store.set_alias(
             svc.database,
             ns,
             alias,
@@ -755,7 +755,7 @@ async def set_alias(
         raise ApiError("not-found", str(exc)) from exc
     routed = False
     if data.contract.tool == data.target:
-        state = await repository.load_tool_state(svc.database, ns, data.target)
+        state = await store.load_tool_state(svc.database, ns, data.target)
         current = state.current
         routed = current is not None and await svc.budget.run(
             request,

@@ -282,14 +282,14 @@ def _token_create(args: argparse.Namespace) -> int:
     secret = _TOKEN_PREFIX + secrets.token_urlsafe(32)
 
     async def work(dsn: str) -> Any:
+        from registry import store
         from registry.server import connect
-        from registry.store import repository
 
         conn = await connect(dsn)
         try:
-            return await repository.create_token(
+            return await store.create_token(
                 conn,
-                repository.hash_token(secret),
+                store.hash_token(secret),
                 scopes,
                 description=args.description,
                 actor="cli",
@@ -311,14 +311,14 @@ def _token_create(args: argparse.Namespace) -> int:
 
 def _token_revoke(args: argparse.Namespace) -> int:
     async def work(dsn: str) -> Any:
+        from registry import store
         from registry.server import connect
-        from registry.store import repository
         from registry.store.records import NotFound
 
         conn = await connect(dsn)
         try:
-            before = await repository.get_token(conn, args.token_id)
-            token = await repository.revoke_token(conn, args.token_id, actor="cli", request_id=None)
+            before = await store.get_token(conn, args.token_id)
+            token = await store.revoke_token(conn, args.token_id, actor="cli", request_id=None)
         except NotFound:
             raise InputError(f"token {args.token_id} does not exist") from None
         finally:
@@ -334,12 +334,12 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 def _token_list(args: argparse.Namespace) -> int:
     async def work(dsn: str) -> Any:
+        from registry import store
         from registry.server import connect
-        from registry.store import repository
 
         conn = await connect(dsn)
         try:
-            return await repository.list_tokens(conn)
+            return await store.list_tokens(conn)
         finally:
             await conn.close()
 

@@ -3,7 +3,7 @@
 Each page reads through the API's own handler functions where the API has the
 answer (`list_tools`, `history`, `diff`, `get_capabilities`), so it is
 authorized and computed exactly as the JSON answer is, and through the store's
-repository functions for what the API serves only in other shapes
+functions (`registry.store`) for what the API serves only in other shapes
 (converters, aliases, the audit log for admins).
 """
 
@@ -19,6 +19,7 @@ from litestar import Request, Response, get
 from litestar.params import Parameter, PathParameter
 from litestar.response import Template
 
+from registry import store
 from registry.api import analysis
 from registry.api import capabilities as api_capabilities
 from registry.api import namespace_policy as api_policy
@@ -38,7 +39,7 @@ from registry.console.views import (
     tool_rows,
 )
 from registry.policy.callers import format_duration, summarize
-from registry.store import Alias, AuditEvent, Converter, Version, repository
+from registry.store import Alias, AuditEvent, Converter, Version
 from registry.store.overview import namespace_overview, version_states
 from registry.store.usage import usage_rows
 
@@ -66,7 +67,7 @@ async def namespace_page(request: Request[Any, Any, Any], ns: NamespaceName) -> 
     svc = services(request)
     states = await version_states(svc.database, ns)
     aliases: list[AliasView] = []
-    if await repository.list_aliases(svc.database, ns):
+    if await store.list_aliases(svc.database, ns):
         # Each alias's route as the gates see it: from the toolset payload the SDK syncs
         # (cached until the next change; only namespaces with aliases read it here).
         built = await svc.cache.get(ns)
@@ -99,7 +100,7 @@ async def _tool_events(
     events: list[AuditEvent] = []
     after = None
     for _ in range(AUDIT_PAGES):
-        page_of = await repository.list_audit(
+        page_of = await store.list_audit(
             svc.database, namespace=ns, tool=tool, after=after, limit=AUDIT_PAGE
         )
         events += page_of
@@ -122,10 +123,10 @@ class _ToolData(msgspec.Struct, frozen=True):
 async def _tool_data(request: Request[Any, Any, Any], ns: str, tool: str) -> _ToolData:
     svc = services(request)
     versions = (await api_tools.history.fn(request, ns=ns, tool=tool)).versions
-    converters = await repository.list_converters(svc.database, ns, tool)
+    converters = await store.list_converters(svc.database, ns, tool)
     aliases = [
         a
-        for a in await repository.list_aliases(svc.database, ns)
+        for a in await store.list_aliases(svc.database, ns)
         if tool in (a.target_tool, a.contract_tool)
     ]
     return _ToolData(versions, converters, aliases)

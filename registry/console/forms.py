@@ -17,6 +17,7 @@ from litestar.datastructures import UploadFile
 from litestar.params import Parameter
 from litestar.response import Template
 
+from registry import store
 from registry.api import analysis
 from registry.api import apply as api_apply
 from registry.api import digests as api_digests
@@ -30,7 +31,6 @@ from registry.console.session import page, reader_or_login
 from registry.console.views import ListingError, verify_rows
 from registry.policy.plan import ApplyRequest
 from registry.sdk.revisions import KNOWN_REVISIONS as REVISIONS
-from registry.store import repository
 
 __all__ = ["HANDLERS"]
 
@@ -64,7 +64,7 @@ def _inline(exc: ApiError) -> dict[str, Any]:
 async def _readable_namespaces(request: Request[Any, Any, Any]) -> list[str]:
     svc = services(request)
     who = await reader_or_login(request)
-    found = await repository.list_namespaces(svc.database)
+    found = await store.list_namespaces(svc.database)
     return [n.name for n in found if who.readable(n.name, svc.settings.open_reads)]
 
 
@@ -216,7 +216,7 @@ async def audit_page(
         "actor": _filter(actor, _ACTOR, "actor"),
     }
     who.require(filters["namespace"], "admin")  # what GET /v1/audit asks
-    events = await repository.list_audit(
+    events = await store.list_audit(
         services(request).database,
         namespace=filters["namespace"],
         tool=filters["tool"],

@@ -24,6 +24,7 @@ from litestar import Request, Response, get, post
 from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
+from registry import store
 from registry.api import analysis
 from registry.api import namespace_policy as api_policy
 from registry.api import reviews as api_reviews
@@ -33,7 +34,6 @@ from registry.api.services import principal, services
 from registry.api.wire import ReviewEntry, ReviewRequest
 from registry.console.session import check_csrf, csrf_token, page, reader_or_login
 from registry.console.views import risky_lines
-from registry.store import repository
 
 __all__ = ["HANDLERS"]
 
@@ -55,12 +55,12 @@ async def _held(request: Request[Any, Any, Any], ns: str) -> list[_Held]:
     listed = await api_reviews.list_reviews.fn(request, ns=ns)
     shown = []
     for entry in listed.reviews:
-        held = await repository.get_version(svc.database, ns, entry.tool, entry.version)
+        held = await store.get_version(svc.database, ns, entry.tool, entry.version)
         if held is None:
             continue  # decided and gone between the two reads: the list is a moment
         against = None
         if entry.against is not None:
-            old = await repository.get_version(svc.database, ns, entry.tool, entry.against)
+            old = await store.get_version(svc.database, ns, entry.tool, entry.against)
             against = old.definition if old is not None else None
         rows = await svc.budget.run(request, analysis.diff_rows, against, held.definition)
         marked = risky_lines(held.definition, entry.risks)

@@ -37,12 +37,11 @@ from litestar.exceptions import HTTPException, NotFoundException, ValidationExce
 from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
-from registry import __version__
+from registry import __version__, store
 from registry.api.auth import Principal
 from registry.api.problems import PROBLEMS, ApiError
 from registry.api.services import SESSION_TOKEN, principal, services
 from registry.console.headers import PAGE_HEADERS
-from registry.store import repository
 from registry.store.sessions import close_session, open_session, session_token
 
 __all__ = [
@@ -92,7 +91,7 @@ async def authenticate(request: Request[Any, Any, Any]) -> None:
     session = request.cookies.get(COOKIE)
     if session and not _has_authorization(request):
         svc = services(request)
-        found = await session_token(svc.database, repository.hash_token(session), svc.clock())
+        found = await session_token(svc.database, store.hash_token(session), svc.clock())
         if found is not None:
             request.scope.setdefault("state", {})[SESSION_TOKEN] = found
 
@@ -220,8 +219,8 @@ async def login(request: Request[Any, Any, Any]) -> Response[Any]:
     now = svc.clock()
     await open_session(
         svc.database,
-        repository.hash_token(session),
-        repository.hash_token(secret),
+        store.hash_token(session),
+        store.hash_token(secret),
         now + timedelta(hours=SESSION_HOURS),
         now=now,
     )
@@ -253,7 +252,7 @@ def _login_refused(
 async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
     session = request.cookies.get(COOKIE)
     if session:
-        await close_session(services(request).database, repository.hash_token(session))
+        await close_session(services(request).database, store.hash_token(session))
     response: Response[Any] = Redirect(PREFIX + "/login", status_code=303)
     response.delete_cookie(COOKIE, path=PREFIX)
     return response

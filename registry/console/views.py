@@ -1,7 +1,7 @@
 """What the console's pages show, built from stored records and the rules' answers.
 
 Pure functions, no I/O: the handlers read (through the API's handlers and the
-store's repository functions), these shape, the templates print.
+store's functions), these shape, the templates print.
 
     rows = tool_rows(tool_list, version_states)               # a namespace's tools
     entries = timeline(versions, converters, aliases, events, reports, routes)

@@ -4,7 +4,7 @@
     outcome.accepted      # False: `outcome.decisions` lists what the publisher still owes
 
 The store calls this inside the publish transaction, under the tool's lock
-(`registry.store.repository.publish`'s `decide` seam), and the dry run
+(`registry.store.publish`'s `decide` seam), and the dry run
 (`.../check`) calls it on an unlocked read. It never touches a database.
 
 1. The request names versions that exist; converters parse and are verified

@@ -42,7 +42,7 @@ from typing import Any, Self
 import asyncpg  # type: ignore[import-untyped, unused-ignore]
 
 from registry.store._db import Connection
-from registry.store.repository import CHANNEL
+from registry.store.channel import CHANNEL
 
 __all__ = ["REVOKED_CHANNEL", "ToolsetListener"]
 

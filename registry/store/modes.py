@@ -25,8 +25,8 @@ from typing import Any, Final, Literal, get_args
 import msgspec
 
 from registry.store._db import Connection, Db, connection, transaction
+from registry.store.audit import write_audit
 from registry.store.records import NamespaceNotFound
-from registry.store.repository import _audit
 
 __all__ = [
     "MODES",
@@ -160,7 +160,7 @@ async def set_mode(
                 reason,
             )
         record = msgspec.convert(dict(row), ModeRecord) if row is not None else None
-        await _audit(
+        await write_audit(
             conn,
             actor=actor,
             action="registry.mode" if namespace is None else "namespace.mode",

@@ -17,8 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from registry.store._db import Db, connection, transaction
+from registry.store.audit import write_audit
+from registry.store.channel import notify
+from registry.store.locks import lock_namespace
 from registry.store.records import PolicyRecord
-from registry.store.repository import _audit, _json, _lock_namespace, _notify, _record
+from registry.store.rows import encode_json, record_of
 
 __all__ = ["get_policy", "put_policy"]
 
@@ -31,7 +34,7 @@ async def get_policy(db: Db, namespace: str) -> PolicyRecord | None:
         row = await conn.fetchrow(
             f"SELECT {_COLUMNS} FROM namespace_policies WHERE namespace = $1", namespace
         )
-    return _record(row, PolicyRecord) if row else None
+    return record_of(row, PolicyRecord) if row else None
 
 
 async def put_policy(
@@ -45,8 +48,8 @@ async def put_policy(
     """Set the namespace's policy; (record, changed). `NamespaceNotFound` when the
     namespace does not exist."""
     async with transaction(db) as conn:
-        await _lock_namespace(conn, namespace)
-        text = _json(dict(document))
+        await lock_namespace(conn, namespace)
+        text = encode_json(dict(document))
         old = await conn.fetchrow(
             f"SELECT {_COLUMNS}, policy = $2::text::jsonb AS same "
             "FROM namespace_policies WHERE namespace = $1",
@@ -54,7 +57,7 @@ async def put_policy(
             text,
         )
         if old is not None and old["same"]:
-            return _record(old, PolicyRecord), False
+            return record_of(old, PolicyRecord), False
         row = await conn.fetchrow(
             f"""
             INSERT INTO namespace_policies (namespace, policy) VALUES ($1, $2::text::jsonb)
@@ -66,7 +69,7 @@ async def put_policy(
             text,
         )
         assert row is not None
-        await _audit(
+        await write_audit(
             conn,
             actor=actor,
             action="namespace.policy",
@@ -74,8 +77,8 @@ async def put_policy(
             namespace=namespace,
             detail={
                 "policy": dict(document),
-                "previous": _record(old, PolicyRecord).policy if old is not None else None,
+                "previous": record_of(old, PolicyRecord).policy if old is not None else None,
             },
         )
-        await _notify(conn, namespace)
-        return _record(row, PolicyRecord), True
+        await notify(conn, namespace)
+        return record_of(row, PolicyRecord), True

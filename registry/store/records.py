@@ -3,7 +3,7 @@
 States are effective states: a deprecated version whose sunset has passed is
 `retired` in every record read from the store.
 
-The publish seam (`registry.store.repository.publish`): the caller's
+The publish seam (`registry.store.publishing.publish`): the caller's
 `decide(state: ToolState) -> PublishPlan | Refusal` runs inside the publish
 transaction while the tool is locked, and either refuses (raises any
 exception, or returns a `Refusal`, which `publish` raises as `PublishRefused`)

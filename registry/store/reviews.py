@@ -5,7 +5,7 @@
                            request_id=rid)               # lands like a publish
     result = await reject(db, "billing", "search", 4, reason="...", actor=..., request_id=...)
 
-A held version is stored by `repository.publish` when the caller's `decide` returns a
+A held version is stored by `publishing.publish` when the caller's `decide` returns a
 plan with a `Hold`. Approval runs under the tool's lock: `decide(state, version,
 review)` is the publishing rule as of that moment (`state.next_version` is the held
 version's number, so the rule numbers it as it was numbered), and either refuses
@@ -26,6 +26,10 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 from registry.store._db import Connection, Db, connection, transaction
+from registry.store.audit import write_audit
+from registry.store.channel import notify
+from registry.store.locks import lock_tool
+from registry.store.publishing import land, plan_of
 from registry.store.records import (
     Decision,
     IllegalTransition,
@@ -37,18 +41,9 @@ from registry.store.records import (
     ToolState,
     Version,
 )
-from registry.store.repository import (
-    _VERSION_COLUMNS,
-    _audit,
-    _json,
-    _land,
-    _lock_tool,
-    _notify,
-    _one_version,
-    _plan_of,
-    _record,
-    _tool_state,
-)
+from registry.store.rows import VERSION_COLUMNS, encode_json, record_of
+from registry.store.tool_state import read_tool_state
+from registry.store.versions import require_version
 
 __all__ = ["ReviewDecide", "approve", "get_review", "list_reviews", "reject"]
 
@@ -97,7 +92,7 @@ async def list_reviews(
     for row in rows:
         values = dict(row.items())
         values["created_at"] = values.pop("held_at")
-        found.append((_record(row, Version), _review(values)))
+        found.append((record_of(row, Version), _review(values)))
     return found
 
 
@@ -120,7 +115,7 @@ async def _held(
 ) -> tuple[Version, Review] | ReviewResult:
     """The pending version and its review, or the result of the same decision made
     already (nothing to write); `IllegalTransition` for any other state."""
-    record = await _one_version(conn, namespace, tool, version)
+    record = await require_version(conn, namespace, tool, version)
     review_row = await conn.fetchrow(
         f"SELECT {_REVIEW_COLUMNS} FROM reviews "
         "WHERE namespace = $1 AND tool = $2 AND version = $3",
@@ -200,32 +195,32 @@ async def approve(
 ) -> ReviewResult:
     """Approve a pending version: it lands as `decide` plans it (see the module docstring)."""
     async with transaction(db) as conn:
-        await _lock_tool(conn, namespace, tool, create=False)
+        await lock_tool(conn, namespace, tool, create=False)
         held = await _held(conn, namespace, tool, version, "approved")
         if isinstance(held, ReviewResult):
             return held
         record, review = held
         state = msgspec.structs.replace(
-            await _tool_state(conn, namespace, tool), next_version=version
+            await read_tool_state(conn, namespace, tool), next_version=version
         )
-        plan = await _plan_of(decide(state, record, review))
+        plan = await plan_of(decide(state, record, review))
         row = await conn.fetchrow(
             f"""
             UPDATE versions SET state = 'active', acceptances = $4::text::jsonb
             WHERE namespace = $1 AND tool = $2 AND version = $3
-            RETURNING {_VERSION_COLUMNS}
+            RETURNING {VERSION_COLUMNS}
             """,
             namespace,
             tool,
             version,
-            _json(plan.acceptances),
+            encode_json(plan.acceptances),
         )
         assert row is not None
         decided = await _decided(
             conn, namespace, tool, version, "approved", reason=reason, actor=actor
         )
         audit_ids = [
-            await _audit(
+            await write_audit(
                 conn,
                 actor=actor,
                 action="version.approve",
@@ -242,15 +237,15 @@ async def approve(
                 },
             )
         ]
-        landed = await _land(
+        landed = await land(
             conn,
-            _record(row, Version),
+            record_of(row, Version),
             plan,
             actor=actor,
             request_id=request_id,
             audit_ids=audit_ids,
         )
-        await _notify(conn, namespace, tool)
+        await notify(conn, namespace, tool)
         return ReviewResult(
             version=landed.version,
             review=decided,
@@ -274,14 +269,14 @@ async def reject(
 ) -> ReviewResult:
     """Reject a pending version: `rejected`, final, never served; the record stays."""
     async with transaction(db) as conn:
-        await _lock_tool(conn, namespace, tool, create=False)
+        await lock_tool(conn, namespace, tool, create=False)
         held = await _held(conn, namespace, tool, version, "rejected")
         if isinstance(held, ReviewResult):
             return held
         record, review = held
         row = await conn.fetchrow(
             f"UPDATE versions SET state = 'rejected' "
-            f"WHERE namespace = $1 AND tool = $2 AND version = $3 RETURNING {_VERSION_COLUMNS}",
+            f"WHERE namespace = $1 AND tool = $2 AND version = $3 RETURNING {VERSION_COLUMNS}",
             namespace,
             tool,
             version,
@@ -290,7 +285,7 @@ async def reject(
         decided = await _decided(
             conn, namespace, tool, version, "rejected", reason=reason, actor=actor
         )
-        await _audit(
+        await write_audit(
             conn,
             actor=actor,
             action="version.reject",
@@ -305,4 +300,4 @@ async def reject(
                 "review": review.review,
             },
         )
-        return ReviewResult(version=_record(row, Version), review=decided, changed=True)
+        return ReviewResult(version=record_of(row, Version), review=decided, changed=True)

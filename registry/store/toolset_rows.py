@@ -19,12 +19,7 @@ from typing import Final
 
 from registry.store._db import Db, Row, snapshot
 from registry.store.records import Alias, Converter, Version
-from registry.store.repository import (
-    _ALIAS_COLUMNS,
-    _CONVERTER_COLUMNS,
-    _VERSION_COLUMNS,
-    _record,
-)
+from registry.store.rows import ALIAS_COLUMNS, CONVERTER_COLUMNS, VERSION_COLUMNS, record_of
 
 __all__ = ["DecodedRows", "ToolsetRows", "read_toolset_rows"]
 
@@ -82,9 +77,9 @@ class ToolsetRows:
 
     def decode(self) -> DecodedRows:
         return DecodedRows(
-            [_record(r, Version) for r in self._versions],
-            [_record(r, Converter) for r in self._converters],
-            [_record(r, Alias) for r in self._aliases],
+            [record_of(r, Version) for r in self._versions],
+            [record_of(r, Converter) for r in self._converters],
+            [record_of(r, Alias) for r in self._aliases],
             self.now,
             self.tools,
             self.gating,
@@ -107,19 +102,19 @@ async def read_toolset_rows(
             return None
         now = found["now"]
         versions = await conn.fetch(
-            f"SELECT {_VERSION_COLUMNS} FROM versions_effective WHERE {where} "
+            f"SELECT {VERSION_COLUMNS} FROM versions_effective WHERE {where} "
             'ORDER BY tool COLLATE "C", version',
             namespace,
             *args,
         )
         converters = await conn.fetch(
-            f"SELECT {_CONVERTER_COLUMNS} FROM converters WHERE {where} "
+            f"SELECT {CONVERTER_COLUMNS} FROM converters WHERE {where} "
             'ORDER BY tool COLLATE "C", from_version, to_version',
             namespace,
             *args,
         )
         aliases = await conn.fetch(
-            f'SELECT {_ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 ORDER BY name COLLATE "C"',
+            f'SELECT {ALIAS_COLUMNS} FROM aliases WHERE namespace = $1 ORDER BY name COLLATE "C"',
             namespace,
         )
     return ToolsetRows(

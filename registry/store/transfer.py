@@ -59,9 +59,10 @@ from registry.export_format import (
     VersionRecord,
 )
 from registry.store._db import Connection, Db, connection, transaction
+from registry.store.audit import write_audit
+from registry.store.channel import notify
 from registry.store.modes import Mode, get_mode, not_writable
 from registry.store.records import NamespaceNotFound, StoreError
-from registry.store.repository import _audit, _notify
 
 __all__ = [
     "ImportRefused",
@@ -350,7 +351,7 @@ async def record_export(
 ) -> int:
     """The audit event of an export (`registry.export`), written outside its snapshot."""
     async with transaction(db) as conn:
-        return await _audit(
+        return await write_audit(
             conn,
             actor=actor,
             action="registry.export",
@@ -480,7 +481,7 @@ async def import_lines(
             header = check.header
             assert header is not None
             for name, counts in per_namespace.items():
-                await _audit(
+                await write_audit(
                     conn,
                     actor=actor,
                     action="namespace.import",
@@ -494,7 +495,7 @@ async def import_lines(
                         "mode": mode,
                     },
                 )
-                await _notify(conn, name)
+                await notify(conn, name)
     except ExportFileError as exc:
         raise ImportRefused(exc.line, exc.message) from None
     return ImportSummary(

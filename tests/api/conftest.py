@@ -48,13 +48,13 @@ class Registry:
 
         import asyncpg
 
-        from registry.store import repository
+        from registry import store
 
         secret = "mtr_test_" + secrets.token_urlsafe(12)
         conn = await asyncpg.connect(self.database_url)
         try:
-            await repository.create_token(
-                conn, repository.hash_token(secret), scopes, actor=None, request_id=None
+            await store.create_token(
+                conn, store.hash_token(secret), scopes, actor=None, request_id=None
             )
         finally:
             await conn.close()
@@ -100,12 +100,12 @@ async def create_namespaces(database_url: str, names: Sequence[str]) -> None:
     """Create namespaces through the store, as `PUT /v1/namespaces/{ns}` does."""
     import asyncpg
 
-    from registry.store import repository
+    from registry import store
 
     conn = await asyncpg.connect(database_url)
     try:
         for name in names:
-            await repository.create_namespace(conn, name, actor="test-setup", request_id=None)
+            await store.create_namespace(conn, name, actor="test-setup", request_id=None)
     finally:
         await conn.close()
 

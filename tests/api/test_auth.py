@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from registry.store import repository
+from registry import store
 from tests.api.conftest import Registry
 from tests.fixtures.seeds import DB_QUERY_V4, SEARCH_V1
 
@@ -13,8 +13,8 @@ async def _token(registry: Registry, *scopes: str) -> tuple[str, str]:
     secret = "mtr_test_" + "_".join(scopes).replace(":", "-").replace("*", "all")
     conn = await asyncpg.connect(registry.database_url)
     try:
-        token = await repository.create_token(
-            conn, repository.hash_token(secret), scopes, actor=None, request_id=None
+        token = await store.create_token(
+            conn, store.hash_token(secret), scopes, actor=None, request_id=None
         )
     finally:
         await conn.close()
@@ -76,7 +76,7 @@ async def test_revoked_tokens_stop_working_at_once(registry: Registry) -> None:
 
         conn = await asyncpg.connect(registry.database_url)
         try:
-            await repository.revoke_token(conn, token_id, actor=None, request_id=None)
+            await store.revoke_token(conn, token_id, actor=None, request_id=None)
         finally:
             await conn.close()
         assert (await client.get("/v1/namespaces")).status_code == 401

@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
+from registry import store
 from registry.api.settings import Settings
-from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN, Registry, ServedApp, serve
 from tests.fixtures.seeds import DB_QUERY_V3, SEARCH_V1
 
@@ -302,11 +302,11 @@ async def test_revocation_ends_the_console_long_poll(registry: Registry) -> None
 
         conn = await asyncpg.connect(registry.database_url)
         try:
-            token = await repository.lookup_token(conn, repository.hash_token(secret))
+            token = await store.lookup_token(conn, store.hash_token(secret))
             assert token is not None
             while not live.done() and not await _waiting(registry):
                 await asyncio.sleep(0.01)
-            await repository.revoke_token(conn, token.id, actor=None, request_id=None)
+            await store.revoke_token(conn, token.id, actor=None, request_id=None)
         finally:
             await conn.close()
         answer = await live

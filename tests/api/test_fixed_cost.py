@@ -19,9 +19,9 @@ from typing import Any
 import asyncpg
 import pytest
 
+from registry import store
 from registry.api import hot_routes
 from registry.api.token_lookups import TokenLookups
-from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN, Registry
 from tests.fixtures.seeds import DB_QUERY_V3
 
@@ -32,8 +32,8 @@ _VARYING = {"date", "server", "x-request-id"}
 async def _create_token(database_url: str, secret: str, *scopes: str) -> str:
     conn = await asyncpg.connect(database_url)
     try:
-        token = await repository.create_token(
-            conn, repository.hash_token(secret), scopes, actor=None, request_id=None
+        token = await store.create_token(
+            conn, store.hash_token(secret), scopes, actor=None, request_id=None
         )
     finally:
         await conn.close()
@@ -43,7 +43,7 @@ async def _create_token(database_url: str, secret: str, *scopes: str) -> str:
 async def _revoke(database_url: str, token_id: str) -> None:
     conn = await asyncpg.connect(database_url)
     try:
-        await repository.revoke_token(conn, token_id, actor=None, request_id=None)
+        await store.revoke_token(conn, token_id, actor=None, request_id=None)
     finally:
         await conn.close()
 
@@ -109,7 +109,7 @@ async def test_tokens_are_looked_up_together_and_refused_once_revoked(
     registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     batches: list[int] = []  # spies: the queries, by the tokens each looked up
-    one, many = repository.lookup_token, repository.lookup_tokens
+    one, many = store.lookup_token, store.lookup_tokens
 
     async def lookup_token(db: Any, token_hash: str) -> Any:
         batches.append(1)
@@ -119,8 +119,8 @@ async def test_tokens_are_looked_up_together_and_refused_once_revoked(
         batches.append(len(token_hashes))
         return await many(db, token_hashes)
 
-    monkeypatch.setattr(repository, "lookup_token", lookup_token)
-    monkeypatch.setattr(repository, "lookup_tokens", lookup_tokens)
+    monkeypatch.setattr(store, "lookup_token", lookup_token)
+    monkeypatch.setattr(store, "lookup_tokens", lookup_tokens)
     secrets = ["mtr_batched_reader_a_0123456789", "mtr_batched_reader_b_0123456789"]
     token_ids = [await _create_token(registry.database_url, s, "billing:read") for s in secrets]
     clients = [registry.with_token(s) for s in secrets]
@@ -153,7 +153,7 @@ async def test_a_failed_lookup_fails_every_request_of_its_batch(database_url: st
     conn = await asyncpg.connect(database_url)
     try:
         found = await asyncio.gather(
-            tokens.lookup(conn, repository.hash_token(secret)),
+            tokens.lookup(conn, store.hash_token(secret)),
             tokens.lookup(conn, "sha256:unknown"),
         )
         assert [t.id if t else None for t in found] == [token_id, None]
@@ -161,7 +161,7 @@ async def test_a_failed_lookup_fails_every_request_of_its_batch(database_url: st
     finally:
         await conn.close()
     failed = await asyncio.gather(
-        tokens.lookup(conn, repository.hash_token(secret)),
+        tokens.lookup(conn, store.hash_token(secret)),
         tokens.lookup(conn, "sha256:unknown"),
         return_exceptions=True,
     )

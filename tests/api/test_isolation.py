@@ -19,9 +19,9 @@ import asyncpg
 import pytest
 import structlog
 
+from registry import store
 from registry.api import auth
 from registry.canonical import digest
-from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN, Registry
 from tests.fixtures.seeds import DB_QUERY_V3, SEARCH_V1
 
@@ -117,8 +117,8 @@ async def _token(registry: Registry, *scopes: str, secret: str | None = None) ->
     secret = secret or "mtr_isolation_" + hashlib.sha256(repr(scopes).encode()).hexdigest()[:24]
     conn = await asyncpg.connect(registry.database_url)
     try:
-        token = await repository.create_token(
-            conn, repository.hash_token(secret), scopes, actor=None, request_id=None
+        token = await store.create_token(
+            conn, store.hash_token(secret), scopes, actor=None, request_id=None
         )
     finally:
         await conn.close()
@@ -213,7 +213,7 @@ async def test_a_bundle_touching_another_namespace_applies_nothing(registry: Reg
 async def _revoke(registry: Registry, token_id: str) -> None:
     conn = await asyncpg.connect(registry.database_url)
     try:
-        await repository.revoke_token(conn, token_id, actor=None, request_id=None)
+        await store.revoke_token(conn, token_id, actor=None, request_id=None)
     finally:
         await conn.close()
 
@@ -267,7 +267,7 @@ async def test_token_secrets_are_never_logged(
     for request_id in ("iso-ok", "iso-publish", "iso-forbidden", "iso-unknown", "iso-malformed"):
         assert request_id in logged, f"no log line of {request_id} was captured"
     assert token_id in logged, "the token is logged by its id"
-    for value in (secret, unknown, repository.hash_token(secret)):
+    for value in (secret, unknown, store.hash_token(secret)):
         assert value not in logged
         assert value not in audit.text
 
@@ -306,7 +306,7 @@ async def test_stored_tokens_are_kept_and_looked_up_by_sha256_only(
 ) -> None:
     secret, token_id = await _token(registry, "billing:read", secret="mtr_" + "s3cr3t" * 8)
     expected = "sha256:" + hashlib.sha256(secret.encode()).hexdigest()
-    assert repository.hash_token(secret) == expected
+    assert store.hash_token(secret) == expected
     conn = await asyncpg.connect(registry.database_url)
     try:
         rows = await conn.fetch("SELECT * FROM tokens")
@@ -318,13 +318,13 @@ async def test_stored_tokens_are_kept_and_looked_up_by_sha256_only(
     for column, value in row.items():
         assert secret not in str(value), f"column {column} holds the secret"
     looked_up: list[Any] = []
-    real = repository.lookup_token
+    real = store.lookup_token
 
     async def spy(db: Any, token_hash: str) -> Any:
         looked_up.append(token_hash)
         return await real(db, token_hash)
 
-    monkeypatch.setattr(repository, "lookup_token", spy)
+    monkeypatch.setattr(store, "lookup_token", spy)
     async with registry.with_token(secret) as client:
         assert (await client.get("/v1/namespaces")).status_code == 200
     assert looked_up == [expected]

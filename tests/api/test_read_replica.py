@@ -14,8 +14,9 @@ import asyncpg
 import httpx
 import pytest_asyncio
 
+from registry import store
 from registry.canonical import digest
-from registry.store import PublishPlan, repository
+from registry.store import PublishPlan
 from tests.api.conftest import ADMIN_TOKEN, create_namespaces, free_port, serve
 from tests.conftest import PostgresServer, _create_database, _drop_database
 from tests.fixtures.seeds import DB_QUERY_V3
@@ -28,7 +29,7 @@ V2 = {**DB_QUERY_V3, "description": "Run a read-only SQL query (reworded)."}
 async def _publish(url: str, definition: dict[str, object]) -> None:
     conn = await asyncpg.connect(url)
     try:
-        await repository.publish(
+        await store.publish(
             conn,
             "billing",
             "db.query",
@@ -65,7 +66,7 @@ async def lagging(
     name = await _copy(postgres_server, database_url.rsplit("/", 1)[1])
     conn = await asyncpg.connect(database_url)
     try:
-        await repository.deprecate(
+        await store.deprecate(
             conn, "billing", "db.query", 1, sunset=None, actor=None, request_id=None
         )
     finally:

@@ -556,11 +556,11 @@ async def test_the_console_shows_the_policy_and_what_was_accepted_on_purpose(
 async def _token_id(registry: Registry, secret: str) -> str:
     import asyncpg
 
-    from registry.store import repository
+    from registry import store
 
     conn = await asyncpg.connect(registry.database_url)
     try:
-        token = await repository.lookup_token(conn, repository.hash_token(secret))
+        token = await store.lookup_token(conn, store.hash_token(secret))
     finally:
         await conn.close()
     assert token is not None

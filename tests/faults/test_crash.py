@@ -1,6 +1,6 @@
 """A process killed in the middle of a publish leaves nothing behind.
 
-A publish is one transaction (`repository.publish`): lock the tool's row, read
+A publish is one transaction (`store.publish`): lock the tool's row, read
 its state, `decide`, insert the version and its audit event, insert the plan's
 converters, move states (deprecate, retire), notify, commit. A child process
 runs such a publish (a plan with a converter, a deprecation and a retirement)
@@ -42,8 +42,9 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from registry import store
 from registry.canonical import digest as canonical_digest
-from registry.store import CHANNEL, Deprecation, NewConverter, PublishPlan, ToolState, repository
+from registry.store import CHANNEL, Deprecation, NewConverter, PublishPlan, ToolState
 from tests.api.conftest import ADMIN_TOKEN
 from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
 from tests.ports import free_port
@@ -62,7 +63,8 @@ CHILD = """
 import asyncio, datetime, json, sys, time
 import asyncpg
 from registry.canonical import digest
-from registry.store import Deprecation, NewConverter, PublishPlan, repository
+from registry import store
+from registry.store import Deprecation, NewConverter, PublishPlan
 
 url, point = sys.argv[1], sys.argv[2]
 definition, ops = json.loads(sys.argv[3]), json.loads(sys.argv[4])
@@ -82,7 +84,7 @@ def decide(state):
 async def main():
     conn = await asyncpg.connect(url, server_settings={"application_name": "crash-child"})
     print("connected", flush=True)
-    await repository.publish(
+    await store.publish(
         conn, "crash", "search", definition, digest(definition), decide, "crash-child", None
     )
     print("committed", flush=True)
@@ -124,7 +126,7 @@ async def crash_db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
         )
         await conn.execute(PAUSE)
         for definition in (SEARCH_V1, V2):
-            await repository.publish(
+            await store.publish(
                 conn,
                 NS,
                 TOOL,
@@ -209,7 +211,7 @@ async def _publish_v3(conn: asyncpg.Connection) -> None:
             converters=[NewConverter(2, FILL_BOTH)],
         )
 
-    result = await repository.publish(
+    result = await store.publish(
         conn, NS, TOOL, SEARCH_V2, canonical_digest(SEARCH_V2), decide, "retry", None
     )
     assert result.created and result.version.version == 3

@@ -5,7 +5,7 @@
    one `version.publish` audit event per stored version.
 
 2. A retirement racing a publish on the same tool. Both take the tool's row
-   lock first (`repository._lock_tool`), and each decides only once it holds
+   lock first (`registry.store.locks.lock_tool`), and each decides only once it holds
    it, so there are exactly two interleavings: the publish first, or the
    retirement first. For each scenario the test runs both serially, then both
    again concurrently with the order forced (a side transaction holds the row
@@ -31,9 +31,9 @@ import httpx
 import pytest
 
 from bench.race_bench import check_invariants, run_race, tool_names
+from registry import store
 from registry.policy.routes import RouteFinder
 from registry.sdk import Toolset
-from registry.store import repository
 from tests.api.conftest import ADMIN_TOKEN
 from tests.faults.conftest import Replicas
 from tests.fixtures.seeds import SEARCH_V1, SEARCH_V2
@@ -189,7 +189,7 @@ async def _final_state(conn: asyncpg.Connection, ns: str) -> tuple[Any, ...]:
 
 async def _assert_coherent(replicas: Replicas, conn: asyncpg.Connection, ns: str) -> None:
     """Every served version has a route to current, in the database and in both toolsets."""
-    snapshot = await repository.load_namespace(conn, ns)
+    snapshot = await store.load_namespace(conn, ns)
     assert snapshot is not None
     served = [v for v in snapshot.versions if v.state != "retired"]
     finder = RouteFinder()

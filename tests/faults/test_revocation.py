@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-from registry.store import repository
+from registry import store
 from tests.api.conftest import ServedApp
 from tests.faults.conftest import Replicas
 from tests.fixtures.seeds import DB_QUERY_V3
@@ -29,8 +29,8 @@ async def _reader_token(database_url: str) -> tuple[str, str]:
     secret = "mtr_revocation_test_secret_0123456789"
     conn = await asyncpg.connect(database_url)
     try:
-        token = await repository.create_token(
-            conn, repository.hash_token(secret), ["billing:read"], actor=None, request_id=None
+        token = await store.create_token(
+            conn, store.hash_token(secret), ["billing:read"], actor=None, request_id=None
         )
     finally:
         await conn.close()
@@ -86,7 +86,7 @@ async def test_revocation_releases_the_tokens_waiters_on_every_replica(
 
     conn = await asyncpg.connect(replicas.database_url)
     try:
-        await repository.revoke_token(conn, token_id, actor=None, request_id=None)
+        await store.revoke_token(conn, token_id, actor=None, request_id=None)
     finally:
         await conn.close()
     # A publish right after: a waiter still held would get this payload (200).

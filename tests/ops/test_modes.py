@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from registry.store import repository
+from registry import store
 from registry.store.modes import set_mode
 from tests.api.conftest import Registry
 from tests.fixtures.seeds import SEARCH_V1
@@ -153,7 +153,7 @@ async def test_a_mode_change_waits_for_the_writes_in_flight(registry: Registry) 
         transaction = writer.transaction()
         await transaction.start()
         definition = variant(2, "inflight")
-        await repository.publish(
+        await store.publish(
             writer, "billing", "inflight", definition, digest_of(definition), accept, None, None
         )
         change = asyncio.create_task(set_mode(setter, "read-only", actor="test", request_id=None))
@@ -164,7 +164,7 @@ async def test_a_mode_change_waits_for_the_writes_in_flight(registry: Registry) 
         await change
         later = variant(3, "inflight")
         with pytest.raises(asyncpg.ReadOnlySQLTransactionError, match="read-only mode"):
-            await repository.publish(
+            await store.publish(
                 writer, "billing", "inflight", later, digest_of(later), accept, None, None
             )
     finally:

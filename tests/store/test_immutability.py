@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from registry.store import repository as repo
+from registry import store
+from registry.store.rows import encode_json
 from tests.store.helpers import accept, digest_of, variant
 
 NS = "billing"
@@ -19,7 +20,7 @@ WHERE = f"WHERE namespace = '{NS}' AND tool = '{TOOL}' AND version = 1"
 async def pool(db_pool: asyncpg.Pool) -> asyncpg.Pool:
     for n in (1, 2):
         definition = variant(n)
-        await repo.publish(
+        await store.publish(
             db_pool,
             NS,
             TOOL,
@@ -29,10 +30,10 @@ async def pool(db_pool: asyncpg.Pool) -> asyncpg.Pool:
             actor=None,
             request_id=None,
         )
-    await repo.register_converter(db_pool, NS, TOOL, 1, 2, [], actor=None, request_id=None)
-    await repo.put_capabilities(db_pool, NS, {"capabilities": {}}, actor=None, request_id=None)
-    await repo.create_token(
-        db_pool, repo.hash_token("secret"), ["*:admin"], actor=None, request_id=None
+    await store.register_converter(db_pool, NS, TOOL, 1, 2, [], actor=None, request_id=None)
+    await store.put_capabilities(db_pool, NS, {"capabilities": {}}, actor=None, request_id=None)
+    await store.create_token(
+        db_pool, store.hash_token("secret"), ["*:admin"], actor=None, request_id=None
     )
     return db_pool
 
@@ -108,9 +109,9 @@ async def test_numbers_and_digests_are_unique_per_tool(pool: asyncpg.Pool) -> No
     )
     other = variant(3)
     with pytest.raises(asyncpg.UniqueViolationError):
-        await pool.execute(insert, NS, TOOL, 1, digest_of(other), repo._json(other))
+        await pool.execute(insert, NS, TOOL, 1, digest_of(other), encode_json(other))
     with pytest.raises(asyncpg.UniqueViolationError):
-        await pool.execute(insert, NS, TOOL, 3, digest_of(definition), repo._json(definition))
+        await pool.execute(insert, NS, TOOL, 3, digest_of(definition), encode_json(definition))
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,8 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
+from registry import store
 from registry.server import prepare_database, running_embedded_dsn, start_embedded
-from registry.store import repository
 from registry.store.embedded import EmbeddedPostgres, postgres_bin_dir
 from registry.store.migrations import MigrationError, migrate
 from registry.store.roles import APP_ROLE, provision_app_role
@@ -88,7 +88,7 @@ async def _as_role_publish_and_check(dsn: str, owner: str = "registry_owner") ->
         )
         assert [r["owner"] for r in owners] == [owner], "the owner role holds every relation"
         definition = variant(1)
-        await repository.publish(
+        await store.publish(
             conn, "billing", "db.query", definition, digest_of(definition), accept, None, None
         )
         for sql, says in REFUSED:
@@ -142,7 +142,7 @@ def test_a_database_an_earlier_release_migrated_is_handed_to_the_owner(
             await conn.execute("RESET ROLE")
             # its data comes along: a version stored then is still there, still immutable
             definition = variant(1)
-            await repository.publish(
+            await store.publish(
                 conn, "billing", "db.query", definition, digest_of(definition), accept, None, None
             )
         finally:

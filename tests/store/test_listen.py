@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from registry.store import repository as repo
+from registry import store
 from registry.store.listen import ToolsetListener
 from registry.store.records import PublishPlan, ToolState
 from tests.store.helpers import accept, digest_of, variant
@@ -19,7 +19,7 @@ async def _next(queue: asyncio.Queue[str | None]) -> str | None:
 
 async def _publish(pool: asyncpg.Pool, namespace: str, n: int, decide: object = accept) -> None:
     definition = variant(n)
-    await repo.publish(
+    await store.publish(
         pool,
         namespace,
         definition["name"],
@@ -47,7 +47,7 @@ async def test_a_publish_notifies_a_listener_on_another_connection(
             await _publish(db_pool, "refused", 1, refuse)
         # Nothing is sent for a write that changes nothing either.
         await _publish(db_pool, "billing", 1)
-        await repo.deprecate(
+        await store.deprecate(
             db_pool, "billing", "db.query", 1, sunset=None, actor=None, request_id=None
         )
         assert await _next(received) == "billing"
@@ -60,11 +60,11 @@ async def test_every_toolset_change_notifies(database_url: str, db_pool: asyncpg
     received: asyncio.Queue[str | None] = asyncio.Queue()
     kw: dict[str, None] = {"actor": None, "request_id": None}
     async with ToolsetListener(database_url, received.put_nowait):
-        await repo.create_namespace(db_pool, "payments", **kw)
+        await store.create_namespace(db_pool, "payments", **kw)
         assert await _next(received) == "payments"
-        await repo.register_converter(db_pool, "billing", "db.query", 1, 2, [], **kw)
+        await store.register_converter(db_pool, "billing", "db.query", 1, 2, [], **kw)
         assert await _next(received) == "billing"
-        await repo.set_alias(
+        await store.set_alias(
             db_pool,
             "billing",
             "old",
@@ -74,11 +74,11 @@ async def test_every_toolset_change_notifies(database_url: str, db_pool: asyncpg
             **kw,
         )
         assert await _next(received) == "billing"
-        await repo.retire(db_pool, "billing", "db.query", 1, **kw)
+        await store.retire(db_pool, "billing", "db.query", 1, **kw)
         assert await _next(received) == "billing"
         # Not part of a toolset: no notification.
-        await repo.put_capabilities(db_pool, "billing", {"capabilities": {}}, **kw)
-        await repo.create_token(db_pool, repo.hash_token("t"), ["billing:read"], **kw)
+        await store.put_capabilities(db_pool, "billing", {"capabilities": {}}, **kw)
+        await store.create_token(db_pool, store.hash_token("t"), ["billing:read"], **kw)
         await _publish(db_pool, "payments", 1)
         assert await _next(received) == "payments"
 
@@ -124,16 +124,16 @@ async def test_a_revocation_notifies_once_on_its_own_channel(
 ) -> None:
     toolsets: asyncio.Queue[str | None] = asyncio.Queue()
     revoked: asyncio.Queue[str | None] = asyncio.Queue()
-    token = await repo.create_token(
-        db_pool, repo.hash_token("s" * 32), ["billing:read"], actor=None, request_id=None
+    token = await store.create_token(
+        db_pool, store.hash_token("s" * 32), ["billing:read"], actor=None, request_id=None
     )
-    other = await repo.create_token(
-        db_pool, repo.hash_token("t" * 32), ["billing:read"], actor=None, request_id=None
+    other = await store.create_token(
+        db_pool, store.hash_token("t" * 32), ["billing:read"], actor=None, request_id=None
     )
     async with ToolsetListener(database_url, toolsets.put_nowait, revocations=revoked.put_nowait):
-        await repo.revoke_token(db_pool, token.id, actor=None, request_id=None)
-        await repo.revoke_token(db_pool, token.id, actor=None, request_id=None)  # no change
-        await repo.revoke_token(db_pool, other.id, actor=None, request_id=None)
+        await store.revoke_token(db_pool, token.id, actor=None, request_id=None)
+        await store.revoke_token(db_pool, token.id, actor=None, request_id=None)  # no change
+        await store.revoke_token(db_pool, other.id, actor=None, request_id=None)
         assert [await _next(revoked), await _next(revoked)] == [token.id, other.id]
     assert revoked.empty() and toolsets.empty()
 
@@ -152,7 +152,7 @@ async def test_tool_notices_name_the_tool_and_the_repeat_for_old_replicas_is_dro
     async with listener:
         await _publish(db_pool, "billing", 1)
         assert await asyncio.wait_for(tools.get(), 5) == ("billing", "db.query")
-        await repo.deprecate(
+        await store.deprecate(
             db_pool, "billing", "db.query", 1, sunset=None, actor=None, request_id=None
         )
         assert await asyncio.wait_for(tools.get(), 5) == ("billing", "db.query")
@@ -171,7 +171,7 @@ async def test_the_notices_of_a_write_come_tool_first(
     try:
         await conn.add_listener("toolset_changed", lambda *args: heard.append(args[3]))
         await _publish(db_pool, "billing", 1)
-        await repo.retire(db_pool, "billing", "db.query", 1, actor=None, request_id=None)
+        await store.retire(db_pool, "billing", "db.query", 1, actor=None, request_id=None)
         for _ in range(100):
             if len(heard) >= 4:
                 break

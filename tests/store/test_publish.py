@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from registry.store import repository as repo
+from registry import store
 from registry.store.records import (
     Deprecation,
     NewConverter,
@@ -24,8 +24,8 @@ from tests.store.helpers import accept, digest_of, tool, variant
 
 async def _publish(
     db: Any, definition: dict[str, Any], decide: Any = accept, namespace: str = "billing"
-) -> repo.PublishResult:
-    return await repo.publish(
+) -> store.PublishResult:
+    return await store.publish(
         db,
         namespace,
         definition["name"],
@@ -49,9 +49,9 @@ async def test_first_publish_creates_version_one(db_pool: asyncpg.Pool) -> None:
     assert (result.version.version, result.version.state) == (1, "active")
     assert result.version.digest == digest_of(definition)
     assert result.version.definition == definition
-    stored = await repo.get_version(db_pool, "billing", "db.query", 1)
+    stored = await store.get_version(db_pool, "billing", "db.query", 1)
     assert stored == result.version
-    events = await repo.list_audit(db_pool)
+    events = await store.list_audit(db_pool)
     assert [(e.action, e.namespace, e.tool, e.version) for e in events] == [
         ("namespace.create", "billing", None, None),
         ("version.publish", "billing", "db.query", 1),
@@ -81,7 +81,7 @@ async def test_same_digest_returns_the_stored_version_and_writes_nothing(
 async def test_decide_sees_the_locked_tool(db_pool: asyncpg.Pool) -> None:
     await _publish(db_pool, variant(1))
     await _publish(db_pool, variant(2))
-    await repo.register_converter(
+    await store.register_converter(
         db_pool,
         "billing",
         "db.query",
@@ -91,7 +91,7 @@ async def test_decide_sees_the_locked_tool(db_pool: asyncpg.Pool) -> None:
         actor=None,
         request_id=None,
     )
-    await repo.set_alias(
+    await store.set_alias(
         db_pool,
         "billing",
         "db_query_v1",
@@ -101,7 +101,7 @@ async def test_decide_sees_the_locked_tool(db_pool: asyncpg.Pool) -> None:
         actor=None,
         request_id=None,
     )
-    await repo.retire(db_pool, "billing", "db.query", 1, actor=None, request_id=None)
+    await store.retire(db_pool, "billing", "db.query", 1, actor=None, request_id=None)
     seen: list[ToolState] = []
 
     def decide(state: ToolState) -> PublishPlan:
@@ -166,7 +166,7 @@ async def test_an_impossible_plan_rolls_everything_back(db_pool: asyncpg.Pool) -
 async def test_a_plan_is_applied_with_one_audit_event_per_change(db_pool: asyncpg.Pool) -> None:
     for n in (1, 2, 3):
         await _publish(db_pool, variant(n))
-    start = (await repo.list_audit(db_pool, newest_first=True, limit=1))[0].id
+    start = (await store.list_audit(db_pool, newest_first=True, limit=1))[0].id
     sunset = datetime.now(UTC) + timedelta(days=30)
     ops = [{"op": "rename", "from": "/field_3", "to": "/field_4"}]
     plan = PublishPlan(
@@ -180,7 +180,7 @@ async def test_a_plan_is_applied_with_one_audit_event_per_change(db_pool: asyncp
     assert (result.retired, result.deprecated) == ([1], [2])
     assert [(c.from_version, c.to_version, c.ops) for c in result.converters] == [(3, 4, ops)]
 
-    events = await repo.list_audit(db_pool, after=start)
+    events = await store.list_audit(db_pool, after=start)
     assert [(e.action, e.version) for e in events] == [
         ("version.publish", 4),
         ("converter.register", 4),
@@ -189,7 +189,7 @@ async def test_a_plan_is_applied_with_one_audit_event_per_change(db_pool: asyncp
     ]
     assert events[0].detail == {"digest": digest_of(variant(4)), "severity": "breaking"}
     assert result.audit_ids == [e.id for e in events]
-    history = await repo.get_history(db_pool, "billing", "db.query")
+    history = await store.get_history(db_pool, "billing", "db.query")
     assert [(v.version, v.state) for v in history] == [
         (1, "retired"),
         (2, "deprecated"),
@@ -208,12 +208,12 @@ async def test_sixteen_concurrent_publishers_get_contiguous_versions(
         numbers = sorted(r.version.version for r in results)
         assert numbers == list(range(1, 17))
         assert all(r.created for r in results)
-        stored = await repo.get_history(pool, "billing", "db.query")
+        stored = await store.get_history(pool, "billing", "db.query")
         assert [v.version for v in stored] == list(range(1, 17))
         # Each number went to the definition that got it.
         by_number = {r.version.version: r.version.digest for r in results}
         assert {v.version: v.digest for v in stored} == by_number
-        publishes = await repo.list_audit(pool, action="version.publish")
+        publishes = await store.list_audit(pool, action="version.publish")
         assert sorted(e.version for e in publishes if e.version is not None) == numbers
     finally:
         await pool.close()
@@ -226,8 +226,8 @@ async def test_the_same_digest_published_concurrently_lands_once(database_url: s
         assert sum(r.created for r in results) == 1
         assert {r.version.version for r in results} == {1}
         assert await _count(pool, "versions") == 1
-        assert len(await repo.list_audit(pool, action="version.publish")) == 1
-        assert len(await repo.list_audit(pool, action="namespace.create")) == 1
+        assert len(await store.list_audit(pool, action="version.publish")) == 1
+        assert len(await store.list_audit(pool, action="namespace.create")) == 1
     finally:
         await pool.close()
 
@@ -235,7 +235,7 @@ async def test_the_same_digest_published_concurrently_lands_once(database_url: s
 async def test_inconsistent_arguments_are_refused(db_pool: asyncpg.Pool) -> None:
     definition = tool()
     with pytest.raises(ValueError, match="canonical digest"):
-        await repo.publish(
+        await store.publish(
             db_pool,
             "billing",
             "db.query",
@@ -246,7 +246,7 @@ async def test_inconsistent_arguments_are_refused(db_pool: asyncpg.Pool) -> None
             request_id=None,
         )
     with pytest.raises(ValueError, match="name"):
-        await repo.publish(
+        await store.publish(
             db_pool,
             "billing",
             "other",
@@ -259,7 +259,7 @@ async def test_inconsistent_arguments_are_refused(db_pool: asyncpg.Pool) -> None
     with pytest.raises(ValueError, match="namespace"):
         await _publish(db_pool, definition, namespace="Bad_Namespace")
     with pytest.raises(NotFound, match="namespace"):
-        await repo.publish(
+        await store.publish(
             db_pool,
             "billing",
             "db.query",

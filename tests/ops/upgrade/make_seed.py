@@ -98,17 +98,17 @@ def records(client: httpx.Client) -> None:
 
 _TOKENS_SCRIPT = """
 import asyncio, json, sys
-from registry.store import repository
+from registry import store
 import asyncpg
 
 async def main(dsn, tokens):
     conn = await asyncpg.connect(dsn)
     for index, (secret, scopes) in enumerate(tokens.items()):
-        token = await repository.create_token(
-            conn, repository.hash_token(secret), scopes, description=f"release token {index}",
+        token = await store.create_token(
+            conn, store.hash_token(secret), scopes, description=f"release token {index}",
             actor="cli", request_id=None)
         if index == 1:
-            await repository.revoke_token(conn, token.id, actor="cli", request_id=None)
+            await store.revoke_token(conn, token.id, actor="cli", request_id=None)
     await conn.close()
 
 asyncio.run(main(sys.argv[1], json.loads(sys.argv[2])))
