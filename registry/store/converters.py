@@ -6,7 +6,6 @@ converter, created = await register_converter(db, "billing", "search", 1, 2, ops
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ from registry.store.channel import notify
 from registry.store.locks import lock_tool
 from registry.store.records import Conflict, Converter, NotFound
 from registry.store.rows import CONVERTER_COLUMNS, encode_json, record_of
-from registry.store.tool_state import Guard, read_tool_state
+from registry.store.tool_state import Guard, run_guard
 
 __all__ = ["insert_converter", "list_converters", "register_converter"]
 
@@ -112,10 +111,7 @@ async def register_converter(
         raise ValueError("a converter goes from one version to another")
     async with transaction(db) as conn:
         await lock_tool(conn, namespace, tool, create=False)
-        if guard is not None:
-            guarded = guard(await read_tool_state(conn, namespace, tool))
-            if inspect.isawaitable(guarded):
-                await guarded
+        await run_guard(conn, namespace, tool, guard)
         audit_ids: list[int] = []
         converter, created = await insert_converter(
             conn,

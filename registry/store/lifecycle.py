@@ -10,7 +10,6 @@ that changes nothing writes nothing.
 
 from __future__ import annotations
 
-import inspect
 from datetime import datetime
 
 from registry.store._db import Connection, Db, transaction
@@ -19,7 +18,7 @@ from registry.store.channel import notify
 from registry.store.locks import lock_tool
 from registry.store.records import IllegalTransition, State, Version
 from registry.store.rows import VERSION_COLUMNS, record_of
-from registry.store.tool_state import Guard, read_tool_state
+from registry.store.tool_state import Guard, run_guard
 from registry.store.versions import require_version
 
 __all__ = ["deprecate", "move_state", "retire"]
@@ -124,10 +123,7 @@ async def _lifecycle(
 ) -> Version:
     async with transaction(db) as conn:
         await lock_tool(conn, namespace, tool, create=False)
-        if guard is not None:
-            guarded = guard(await read_tool_state(conn, namespace, tool))
-            if inspect.isawaitable(guarded):
-                await guarded
+        await run_guard(conn, namespace, tool, guard)
         audit_ids: list[int] = []
         record, changed = await move_state(
             conn,

@@ -6,6 +6,7 @@ state = await load_tool_state(db, "billing", "search")     # a dry run: no lock
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
@@ -15,7 +16,7 @@ from registry.store._db import Connection, Db, snapshot
 from registry.store.records import Acceptance, Alias, Converter, ToolState, Version
 from registry.store.rows import decode_json
 
-__all__ = ["Guard", "load_tool_state", "read_tool_state"]
+__all__ = ["Guard", "load_tool_state", "read_tool_state", "run_guard"]
 
 # May be a coroutine function: called under the tool's lock (deprecate, retire,
 # register_converter), it raises to refuse.
@@ -116,3 +117,12 @@ async def load_tool_state(db: Db, namespace: str, tool: str) -> ToolState:
     """What `decide()` would see, read without a lock (for a dry run such as `check`)."""
     async with snapshot(db) as conn:
         return await read_tool_state(conn, namespace, tool)
+
+
+async def run_guard(conn: Connection, namespace: str, tool: str, guard: Guard | None) -> None:
+    """Call `guard` (when given) with the tool's state, under the caller's lock; it
+    raises to refuse."""
+    if guard is not None:
+        guarded = guard(await read_tool_state(conn, namespace, tool))
+        if inspect.isawaitable(guarded):
+            await guarded
