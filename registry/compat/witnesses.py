@@ -45,6 +45,7 @@ from registry.compat.instances import build, instance_of
 from registry.compat.jsonvalues import encode, json_key, json_type
 from registry.compat.kinds import READ_DIFFERENTLY, Kind
 from registry.compat.schema import ANYTHING, Node, local_target
+from registry.compat.validity import Unsupported, plain_checker
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, deref
 from registry.patterns import linear_validator
 from registry.pointers import unescape
@@ -80,6 +81,7 @@ class WitnessSearch:
         self.old_root = old_root
         self.schemas = (old, new)
         self.python: list[Validator | None] = [None, None]  # old, new: made when first needed
+        self.plain: list[Any] = [_UNSET, _UNSET]  # old, new: validity.plain_checker's
         self.fast: tuple[Any, Any] | None = _UNSET
         self.misses = 0
         self.verdicts: dict[tuple[int, bytes | None], bool] = {}
@@ -155,8 +157,21 @@ class WitnessSearch:
         key = (side, code)
         verdict = self.verdicts.get(key)
         if verdict is None:
-            verdict = self.verdicts[key] = bool(self._python(side).is_valid(value))
+            verdict = self.verdicts[key] = self._verdict(side, value)
         return verdict
+
+    def _verdict(self, side: int, value: Any) -> bool:
+        """The plain check's answer where it reads what `value` reaches (validity.py),
+        else python-jsonschema's."""
+        plain = self.plain[side]
+        if plain is _UNSET:
+            plain = self.plain[side] = plain_checker(*self.schemas[side])
+        if plain is not None:
+            try:
+                return plain(value)
+            except Unsupported:
+                pass
+        return bool(self._python(side).is_valid(value))
 
     def _unread(self, finding: Finding, value: Any, code: bytes | None) -> bool:
         """Whether new, closed where `finding.holder` no longer declares the
