@@ -108,8 +108,10 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
     required and widened enums between two schemas, or None when they differ
     in anything else (or the walk could run out of a bound of `limits` on
     them). Only the parts that differ are visited; an equal part is confirmed
-    by its JSON encoding, which tells `1` from `true` where Python's equality
-    does not. Raises `ClassificationError` for a document nested past
+    by its MessagePack encoding, which tells `1` from `true` (and `1.0`)
+    where Python's equality does not, and copies strings as they are (JSON
+    would scan each for escapes: long descriptions are most of the bytes).
+    Raises `ClassificationError` for a document nested past
     `limits.max_depth`, as the walk does.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
@@ -127,10 +129,11 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
         _schema(old, new, pointer, findings, olds, news, 0, True)
     except _Other:
         return None
-    # confirmed last, all at once: equal JSON encodes alike, position by position
+    # confirmed last, all at once: packed alike, position by position, is equal
+    # JSON (packed apart may still be: keys in another order, `1` for `1.0`)
     try:
-        equal = _JSON.encode(olds)
-        if equal != _JSON.encode(news) and not json_equal(olds, news):
+        equal = _PACK.encode(olds)
+        if equal != _PACK.encode(news) and not json_equal(olds, news):
             return None
     except (TypeError, ValueError, OverflowError, RecursionError):
         return None  # not JSON as it is: the walk decides
@@ -151,12 +154,13 @@ def _within(
     the path of a finding (one that differs and yields none is the walk's),
     with a pointer token per level at least: the findings bound how deep it
     went and how many schemas the walk would compare. What it did not enter is
-    in `equal` (the parts found equal, the added properties' schemas that
-    hold schemas, and a `"$ref"` for each entered schema with one): each schema
-    there takes 2 bytes at least (`{}`, `true`), and each level below a part's
-    first a `{` and 7 bytes (`"if":{}`), so that no part nests deeper than
-    `1 + len(equal) // 7` levels, nor than all their braces; a `$ref` may hop
-    as deep as `max_depth` allows.
+    in `equal`, packed (the parts found equal, the added properties' schemas
+    that hold schemas, and a `"$ref"` for each entered schema with one): each
+    schema there is a map or a boolean, whose first byte is one of `_NODES`
+    (counted with whatever else has those values: a bound), and each level
+    below a part's first takes a map and 4 bytes at least (`"if": {}`), so
+    that no part nests deeper than `1 + len(equal) // 4` levels, nor than all
+    the maps; a `$ref` may hop as deep as `max_depth` allows.
 
     A document nested past `max_depth` is refused here, as by the walk."""
     deepest = base = pointer.count("/")
@@ -166,12 +170,13 @@ def _within(
             deepest = tokens
     deepest -= base
     size = len(equal)
-    refs = equal.count(b'"$ref"') if _DOLLAR in equal else 0  # (an int: memchr)
-    work = 1 + deepest * len(findings) + size // 2 + refs * (limits.max_depth + 1)
+    refs = equal.count(_REF) if _DOLLAR in equal else 0  # (an int: memchr)
+    nodes = len(equal.translate(None, _NOT_NODES))  # (one pass in C)
+    work = 1 + deepest * len(findings) + nodes + refs * (limits.max_depth + 1)
     if deepest >= limits.max_walk_depth or work > limits.max_nodes or work > limits.max_steps:
         return False
     room = limits.max_depth - deepest
-    if refs or (1 + size // 7 > room and equal.count(b"{") > room):
+    if refs or (1 + size // 4 > room and nodes > room):
         # the walk refuses a document nested past `max_depth`, wherever that is
         check_depth(old, pointer, limits)
         check_depth(new, pointer, limits)
@@ -347,4 +352,8 @@ def _plain_addition(schema: Any) -> bool:
 _NO_NAMES: list[str] = []
 _ABSENT: Any = object()
 _DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
-_JSON = msgspec.json.Encoder()  # in the order written: equal bytes are equal JSON
+_PACK = msgspec.msgpack.Encoder()  # in the order written: equal bytes are equal JSON
+_REF = msgspec.msgpack.encode("$ref")  # as a key packs
+# the first byte of a packed map (fixmap, map16, map32) or boolean: every schema's
+_NODES = bytes([*range(0x80, 0x90), 0xDE, 0xDF, 0xC2, 0xC3])
+_NOT_NODES = bytes(b for b in range(256) if b not in _NODES)
