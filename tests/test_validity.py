@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema.validators import Draft7Validator
 
 from registry.compat import classify
 from registry.compat import witnesses as witness_search
@@ -169,3 +170,13 @@ def test_every_verdict_of_the_corpus_witness_search_agrees(monkeypatch: pytest.M
             answered += 1
             assert plain == python_says(schema, value), (schema, value)
     assert answered > len(asked) // 2  # it does the work on real schemas
+
+
+def test_without_formats_a_format_asserts_nothing_as_without_a_checker() -> None:
+    """As `rules_objects._sendable` validates a property's schema (no format checker)."""
+    schema = {"type": "string", "format": "date"}
+    check = plain_checker(schema, encode(schema), Draft7Validator, formats=False)
+    assert check is not None
+    assert check("2024-13-45") is True
+    assert Draft7Validator(schema).is_valid("2024-13-45")
+    assert check(5) is False

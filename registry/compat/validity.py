@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jsonschema import FormatChecker
+from jsonschema.protocols import Validator
 from jsonschema.validators import (
     Draft6Validator,
     Draft7Validator,
@@ -71,15 +72,25 @@ _BASES = (b'"$id"', b'"$anchor"', b'"$dynamicAnchor"', b'"$recursiveAnchor"')
 _FORMATS = FormatChecker()
 
 
-def plain_checker(schema: Any, encoded: bytes | None) -> Callable[[Any], bool] | None:
+def plain_checker(
+    schema: Any,
+    encoded: bytes | None,
+    dialect: type[Validator] | None = None,
+    *,
+    formats: bool = True,
+) -> Callable[[Any], bool] | None:
     """`is_valid` of `schema` as the witness search's python-jsonschema
     validator answers it (the value as a JSON parser returns it), raising
     `Unsupported` where it does not read alike; None for a dialect other
-    than 2020-12, 2019-09, 7 and 6."""
-    cls = validator_for(schema, default=Draft202012Validator)
+    than 2020-12, 2019-09, 7 and 6. `dialect`: the validator class, where
+    the schema's own `$schema` does not say (a subschema); without
+    `formats`, `format` asserts nothing (a validator made without a checker)."""
+    cls = dialect or validator_for(schema, default=Draft202012Validator)
     keywords = _DIALECTS.get(cls)
     if keywords is None:
         return None
+    if not formats:
+        keywords = keywords - {"format"}
     refs = (
         cls in _REFERENCING
         and encoded is not None
