@@ -91,9 +91,10 @@ def plain_checker(
         return None
     if not formats:
         keywords = keywords - {"format"}
-    refs = (
+    refs = (  # (where there is no `$ref`, nothing to resolve: no need to look further)
         cls in _REFERENCING
         and encoded is not None
+        and b'"$ref"' in encoded
         and not any(marker in encoded for marker in _BASES)
     )
     return _Check(schema, keywords, refs).valid
