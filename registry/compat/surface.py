@@ -160,7 +160,8 @@ def _within(
     (counted with whatever else has those values: a bound), and each level
     below a part's first takes a map and 4 bytes at least (`"if": {}`), so
     that no part nests deeper than `1 + len(equal) // 4` levels, nor than all
-    the maps; a `$ref` may hop as deep as `max_depth` allows.
+    the maps (counted only where a bound needs them); a `$ref` may hop as deep
+    as `max_depth` allows.
 
     A document nested past `max_depth` is refused here, as by the walk."""
     deepest = base = pointer.count("/")
@@ -171,12 +172,14 @@ def _within(
     deepest -= base
     size = len(equal)
     refs = equal.count(_REF) if _DOLLAR in equal else 0  # (an int: memchr)
-    nodes = len(equal.translate(None, _NOT_NODES))  # (one pass in C)
-    work = 1 + deepest * len(findings) + nodes + refs * (limits.max_depth + 1)
-    if deepest >= limits.max_walk_depth or work > limits.max_nodes or work > limits.max_steps:
+    nodes = size  # (at most: counted below only where a bound needs it)
+    work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
+    if work + nodes > limits.max_nodes or work + nodes > limits.max_steps:
+        nodes = _nodes(equal)
+    if deepest >= limits.max_walk_depth or work + nodes > min(limits.max_nodes, limits.max_steps):
         return False
     room = limits.max_depth - deepest
-    if refs or (1 + size // 4 > room and nodes > room):
+    if refs or (1 + size // 4 > room and (nodes if nodes < size else _nodes(equal)) > room):
         # the walk refuses a document nested past `max_depth`, wherever that is
         check_depth(old, pointer, limits)
         check_depth(new, pointer, limits)
@@ -188,6 +191,11 @@ def _within(
             except ClassificationError:
                 return False
     return True
+
+
+def _nodes(packed: bytes) -> int:
+    """How many maps and booleans `packed` may hold (bytes that may start one)."""
+    return len(packed.translate(None, _NOT_NODES))  # (one pass in C)
 
 
 def _schema(
@@ -217,7 +225,7 @@ def _schema(
                 news.append(after)
             continue
         if key in ANNOTATIONS:
-            if before != after or not json_same(before, after):
+            if before != after or (type(before) is not str and not json_same(before, after)):
                 annotations.append(key)  # (worded by the rule that owns the kind)
             continue
         if before == after:
