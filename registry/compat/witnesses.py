@@ -8,7 +8,10 @@ objects with one unlisted property more, at most `MAX_CANDIDATES` in all.
 
 python-jsonschema (with RE2 for `pattern`, and a format checker where a
 `format` appears) confirms every witness before it is shown: valid under old
-and refused by new. A property removed or renamed is often still accepted,
+and refused by new. Each verdict is asked first of the plain check
+(validity.py), which reads the keywords it knows as that validator does,
+from the raw schema along the value (no validator to build: a few
+microseconds); what it does not read goes to python-jsonschema. A property removed or renamed is often still accepted,
 and silently ignored (seed 000): its witness must be refused by new with the
 object that held it closed to names it does not declare (as the gate reads a
 version-less call), which shows the value is not read; that closed schema is
