@@ -11,19 +11,21 @@ python-jsonschema (with RE2 for `pattern`, and a format checker where a
 and refused by new. Each verdict is asked first of the plain check
 (validity.py), which reads the keywords it knows as that validator does,
 from the raw schema along the value (no validator to build: a few
-microseconds); what it does not read goes to python-jsonschema. A property removed or renamed is often still accepted,
-and silently ignored (seed 000): its witness must be refused by new with the
-object that held it closed to names it does not declare (as the gate reads a
-version-less call), which shows the value is not read; that closed schema is
-compiled with jsonschema-rs where it is installed (python-jsonschema
-otherwise), each removal's check then costing a microsecond. A default's witness
-leaves the property out: valid under old, absent where the default applies,
-read with another default. Its validators are made once per classification,
-on the first candidate. A search that has checked `PYTHON_FIRST` candidates in vain
-compiles both schemas with jsonschema-rs, where it is installed, and lets it
-screen the rest: only a candidate jsonschema-rs finds valid under old (and
-refused by new) goes on to python-jsonschema, so a disagreement between the
-two can cost a witness but never lets a wrong one through.
+microseconds); what it does not read goes to python-jsonschema.
+
+A property removed or renamed is often still accepted, and silently ignored
+(seed 000): its witness must be refused by new with the object that held it
+closed to names it does not declare (as the gate reads a version-less call),
+which shows the value is not read; that closed schema is compiled with
+jsonschema-rs where it is installed (python-jsonschema otherwise), each
+removal's check then costing a microsecond. A default's witness leaves the
+property out: valid under old, absent where the default applies, read with
+another default. Its validators are made once per classification, on the first
+candidate. A search that has checked `PYTHON_FIRST` candidates in vain compiles
+both schemas with jsonschema-rs, where it is installed, and lets it screen the
+rest: only a candidate jsonschema-rs finds valid under old (and refused by new)
+goes on to python-jsonschema, so a disagreement between the two can cost a
+witness but never lets a wrong one through.
 
 The search is bounded: the JSON of the candidates checked per classification
 is at most `Limits.max_witness_bytes`; past it, changes carry no witness.
