@@ -36,7 +36,7 @@ and values and on the corpus's witnesses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 from jsonschema import FormatChecker
@@ -62,7 +62,7 @@ class Unsupported(Exception):
 
 
 # Dialects and the keywords each defines (what python-jsonschema evaluates).
-_DIALECTS = {
+_DIALECTS: dict[type[Validator], frozenset[str]] = {
     cls: frozenset(cls.VALIDATORS)
     for cls in (Draft202012Validator, Draft201909Validator, Draft7Validator, Draft6Validator)
 }
@@ -250,7 +250,7 @@ def _additional(check: _Check, extra: Any, value: Any, schema: Any, depth: int) 
     )
 
 
-def _count(keyword: str, measures: type, bigger: bool) -> Callable[..., bool]:
+def _count(keyword: str, measures: type[Sized], bigger: bool) -> Callable[..., bool]:
     """`minProperties` and the like: the size of a value of one type, bounded."""
 
     def rule(check: _Check, bound: Any, value: Any, schema: Any, depth: int) -> bool:
@@ -258,19 +258,24 @@ def _count(keyword: str, measures: type, bigger: bool) -> Callable[..., bool]:
             raise Unsupported
         if type(value) is not measures:
             return True
+        size = len(value)  # (a dict, list or str: `measures`)
         # (python-jsonschema's comparisons, negated: a NaN bound refuses nothing)
-        return not len(value) < bound if bigger else not len(value) > bound
+        return not size < bound if bigger else not size > bound
 
     rule.__name__ = keyword
     return rule
 
 
-def _dependent_required(check: _Check, argument: Any, value: Any, schema: Any, depth: int) -> bool:
+def _dependencies(argument: Any, value: Any) -> dict[str, Any] | None:
+    """A `dependent*` keyword's map where `value` is an object (None: nothing to check)."""
     if type(argument) is not dict:
         raise Unsupported
-    if type(value) is not dict:
-        return True
-    for name, names in argument.items():
+    return argument if type(value) is dict else None
+
+
+def _dependent_required(check: _Check, argument: Any, value: Any, schema: Any, depth: int) -> bool:
+    needs = _dependencies(argument, value)
+    for name, names in (needs or {}).items():
         if type(names) is not list:
             raise Unsupported
         if name in value and not all(each in value for each in names):
@@ -279,14 +284,9 @@ def _dependent_required(check: _Check, argument: Any, value: Any, schema: Any, d
 
 
 def _dependent_schemas(check: _Check, argument: Any, value: Any, schema: Any, depth: int) -> bool:
-    if type(argument) is not dict:
-        raise Unsupported
-    if type(value) is not dict:
-        return True
-    return all(
-        check.check(subschema, value, depth)
-        for name, subschema in argument.items()
-        if name in value
+    needs = _dependencies(argument, value)
+    return needs is None or all(
+        check.check(subschema, value, depth) for name, subschema in needs.items() if name in value
     )
 
 
@@ -388,6 +388,15 @@ def _ref(check: _Check, ref: Any, value: Any, schema: Any, depth: int) -> bool:
     return check.check(found[0], value, depth)
 
 
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_SIZES: dict[str, type[Sized]] = {
+    "minProperties": dict,
+    "maxProperties": dict,
+    "minItems": list,
+    "maxItems": list,
+    "minLength": str,
+    "maxLength": str,
+}
 _RULES: dict[str, Callable[[_Check, Any, Any, Any, int], bool]] = {
     "type": _type,
     "enum": _enum,
@@ -395,22 +404,17 @@ _RULES: dict[str, Callable[[_Check, Any, Any, Any, int], bool]] = {
     "properties": _properties,
     "required": _required,
     "additionalProperties": _additional,
-    "minProperties": _count("minProperties", dict, bigger=True),
-    "maxProperties": _count("maxProperties", dict, bigger=False),
     "dependentRequired": _dependent_required,
     "dependentSchemas": _dependent_schemas,
     "propertyNames": _property_names,
     "items": _items,
-    "minItems": _count("minItems", list, bigger=True),
-    "maxItems": _count("maxItems", list, bigger=False),
-    "minLength": _count("minLength", str, bigger=True),
-    "maxLength": _count("maxLength", str, bigger=False),
     "pattern": _pattern,
     "format": _format,
-    "minimum": _bound("minimum"),
-    "maximum": _bound("maximum"),
-    "exclusiveMinimum": _bound("exclusiveMinimum"),
-    "exclusiveMaximum": _bound("exclusiveMaximum"),
+    **{keyword: _bound(keyword) for keyword in _BOUNDS},
+    **{
+        keyword: _count(keyword, measures, bigger=keyword.startswith("min"))
+        for keyword, measures in _SIZES.items()
+    },
     "anyOf": _any_of,
     "allOf": _all_of,
     "oneOf": _one_of,

@@ -173,7 +173,7 @@ class WitnessSearch:
             plain = self.plain[side] = plain_checker(*self.schemas[side])
         if plain is not None:
             try:
-                return plain(value)
+                return bool(plain(value))
             except Unsupported:
                 pass
         return bool(self._python(side).is_valid(value))
