@@ -34,6 +34,7 @@ data, not an annotation.
 
 from __future__ import annotations
 
+from itertools import filterfalse
 from typing import Any
 
 import msgspec
@@ -47,7 +48,7 @@ from registry.compat.report import ClassificationError
 from registry.compat.rules_docs import annotation_changes
 from registry.compat.rules_objects import property_added, required_removed
 from registry.compat.rules_values import enum_widened
-from registry.compat.schema import Limits
+from registry.compat.schema import CHILD_KEYWORDS, MAP_KEYWORDS, Limits
 from registry.compat.walk import Finding
 from registry.pointers import escape
 
@@ -72,6 +73,11 @@ _SINGLE = frozenset(
     }
 )
 _MAX_DEPTH = 64  # deeper, the walk decides (and bounds its own descent)
+# The keywords below which the nesting check (nesting.py) finds schemas, and
+# those of them that map names to schemas.
+_HOLDERS = CHILD_KEYWORDS | {"if", "then", "else", "dependencies", "$ref"}
+_SCHEMA_MAPS = MAP_KEYWORDS | {"dependencies", "$defs", "definitions"}
+_IS_DICT = dict.__instancecheck__
 
 # What a plain object or array may declare (annotations aside).
 _OBJECT_KEYS = ANNOTATIONS | {
@@ -137,12 +143,13 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
             return None
     except (TypeError, ValueError, OverflowError, RecursionError):
         return None  # not JSON as it is: the walk decides
-    return findings if _within(findings, equal, pointer, limits, old, new) else None
+    return findings if _within(findings, equal, olds, pointer, limits, old, new) else None
 
 
 def _within(
     findings: list[Finding],
     equal: bytes,
+    parts: list[Any],
     pointer: str,
     limits: Limits,
     old: Any,
@@ -160,8 +167,9 @@ def _within(
     (counted with whatever else has those values: a bound), and each level
     below a part's first takes a map and 4 bytes at least (`"if": {}`), so
     that no part nests deeper than `1 + len(equal) // 4` levels, nor than all
-    the maps (counted only where a bound needs them); a `$ref` may hop as deep
-    as `max_depth` allows.
+    the maps (counted only where a bound needs them), nor than `_shallow`
+    finds, level by level, where these leave too little room; only then are
+    the documents walked. A `$ref` may hop as deep as `max_depth` allows.
 
     A document nested past `max_depth` is refused here, as by the walk."""
     deepest = base = pointer.count("/")
@@ -179,7 +187,11 @@ def _within(
     if deepest >= limits.max_walk_depth or work + nodes > min(limits.max_nodes, limits.max_steps):
         return False
     room = limits.max_depth - deepest
-    if refs or (1 + size // 4 > room and (nodes if nodes < size else _nodes(equal)) > room):
+    if refs or (
+        1 + size // 4 > room
+        and (nodes if nodes < size else _nodes(equal)) > room
+        and not _shallow(parts, room)
+    ):
         # the walk refuses a document nested past `max_depth`, wherever that is
         check_depth(old, pointer, limits)
         check_depth(new, pointer, limits)
@@ -191,6 +203,32 @@ def _within(
             except ClassificationError:
                 return False
     return True
+
+
+def _shallow(parts: list[Any], room: int) -> bool:
+    """Whether no schema among `parts` nests more than `room` levels deep,
+    told level by level: at each, the schemas holding a schema keyword (or a
+    `$ref`) are picked in C, and only their child schemas make the next level
+    (most of a wide schema's properties hold none). A boolean schema and
+    what is not a schema end where they are; a `$ref` is not followed (False)."""
+    level = list(filter(_IS_DICT, parts))
+    for _ in range(room):
+        holders = list(filterfalse(_HOLDERS.isdisjoint, level))
+        if not holders:
+            return True
+        level = []
+        for holder in holders:
+            for key in _HOLDERS.intersection(holder):
+                value = holder[key]
+                if key == "$ref":
+                    return False
+                if key in _SCHEMA_MAPS and type(value) is dict:
+                    level += filter(_IS_DICT, value.values())
+                elif type(value) is list:
+                    level += filter(_IS_DICT, value)
+                elif type(value) is dict:
+                    level.append(value)
+    return False
 
 
 def _nodes(packed: bytes) -> int:
@@ -221,8 +259,7 @@ def _schema(
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
             elif type(before) is dict or type(before) is list:
-                olds.append(before)  # (a part both hold: measured with the rest)
-                news.append(after)
+                _held(key, before, after, olds, news)  # (a part both hold: measured too)
             continue
         if key in ANNOTATIONS:
             if before != after or (type(before) is not str and not json_same(before, after)):
@@ -230,8 +267,7 @@ def _schema(
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                olds.append(before)
-                news.append(after)
+                _held(key, before, after, olds, news)
             elif key == "$ref":
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
@@ -268,6 +304,18 @@ def _schema(
             raise _Other
     if annotations:
         findings += annotation_changes(pointer, old, new, annotations)
+
+
+def _held(key: str, before: Any, after: Any, olds: list[Any], news: list[Any]) -> None:
+    """An equal keyword's value among the parts; a map of schemas as its
+    schemas, in old's order on both sides (each part is then a schema or data,
+    never a map of them: `_shallow` reads a part's keys as keywords)."""
+    if key in _SCHEMA_MAPS and type(before) is dict and type(after) is dict:
+        olds += before.values()
+        news += map(after.__getitem__, before)  # (equal maps: the same names)
+    else:
+        olds.append(before)
+        news.append(after)
 
 
 def _map(
