@@ -246,6 +246,18 @@ def _wide(description: str) -> dict[str, Any]:
     return {"type": "object", "properties": {"v": {"anyOf": branches}}}
 
 
+def _many_and_one_deep(description: str) -> dict[str, Any]:
+    """Many plain properties, arrays among them, and one that nests 20 deep
+    (the pass tells the deep one apart level by level); the first is described."""
+    properties: dict[str, Any] = {
+        f"p{i}": {"type": "array", "items": {"type": "string"}} if i % 5 else {"type": "string"}
+        for i in range(120)
+    }
+    properties["p0"] = {"type": "string", "description": description}
+    properties["deep"] = _deep(20, {})
+    return {"type": "object", "properties": properties}
+
+
 def _ref_beside(description: str) -> dict[str, Any]:
     """A schema that holds a `$ref` beside the property whose description changes."""
     return {
@@ -289,8 +301,9 @@ SURFACE_PAIRS = {
         _deep(20, {"type": "object", "properties": {"n": {"type": "integer"}}}),
     ),
     "wide union": (_wide("one"), _wide("two")),
-    # the depth is where the pass does not go: a part both versions hold, an
-    # added property's schema, `$ref` hops through `$defs`
+    # the depth is where the pass does not go: a part both versions hold (a
+    # map of schemas among them: "deep sibling"), an added property's schema,
+    # `$ref` hops through `$defs`
     "deep sibling": (
         {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}},
         {**_deep(1, {"type": "string"}), "properties": {"b": _deep(20, {})}, "title": "t"},
@@ -300,6 +313,7 @@ SURFACE_PAIRS = {
         _deep(0, {"type": "object", "properties": {"a": {"type": "string"}, "n": _deep(20, {})}}),
     ),
     "ref beside the change": (_ref_beside("one"), _ref_beside("two")),
+    "many properties, one deep": (_many_and_one_deep("one"), _many_and_one_deep("two")),
     "deep through refs": (
         _referring(20, "one"),
         _referring(20, "two"),

@@ -173,6 +173,7 @@ def _walked(old: Any, new: Any, pointer: str, side: Side, limits: Limits) -> lis
         unsafe=_unsafe(old_root, new_root),
         union_rules=UNION_RULES,
         empty_rules=rules_values.EMPTY_RULES,
+        holder_rule=rules_docs.holders_changed,
         budget=budget,
     )
     walk.codes[id(old)], walk.codes[id(new)] = old_code, new_code

@@ -174,17 +174,18 @@ class _Folder:
         """Merge `part` into `folded` when the result means the same; all or nothing."""
         base, extra = folded.raw, part.raw
         assert isinstance(base, dict) and isinstance(extra, dict)
-        keys = extra.keys() - _CONTAINERS
+        # in `extra`'s order (a set's would follow the process's hash seed into the report)
+        keys = [key for key in extra if key not in _CONTAINERS]
         # the holder may keep its `$ref` (2019-09 on) and, at the root, its identity
         allowed = {"$ref", "$schema", "$id", "id"} if rel == "" else {"$ref"}
-        if keys & _NEVER or base.keys() & (_NEVER - allowed) or "allOf" in keys:
+        if not _NEVER.isdisjoint(keys) or base.keys() & (_NEVER - allowed) or "allOf" in keys:
             return False
-        if not keys <= self.dialect.keywords:
+        if not self.dialect.keywords.issuperset(keys):
             return False
-        base_object, extra_object = base.keys() & _OBJECT, keys & _OBJECT
+        base_object, extra_object = base.keys() & _OBJECT, _OBJECT.intersection(keys)
         if base_object and extra_object and (base_object | extra_object) & _OBJECT_CLOSERS:
             return False
-        if base.keys() & _ARRAY and keys & _ARRAY:
+        if base.keys() & _ARRAY and not _ARRAY.isdisjoint(keys):
             return False
         merged: dict[str, Any] = {}
         names: dict[str, str] = {}

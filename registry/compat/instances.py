@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.compat.schema import ANYTHING, Node
+from registry.compat.schema import ANYTHING, Node, Properties
 from registry.compat.walk import Leaf, Route, deref
 from registry.patterns import PatternError, search
 
@@ -125,10 +125,15 @@ def _pick_type(node: Node) -> str:
 
 
 def _object(node: Node, depth: int) -> dict[str, Any]:
-    out = {
-        name: instance_of(node.properties[name], depth + 1) if name in node.properties else "x"
-        for name in sorted(node.required)
-    }
+    properties = node.properties
+    raws = properties.schemas if type(properties) is Properties and depth < _MAX_DEPTH else None
+    out = {}
+    for name in sorted(node.required):
+        if name not in properties:
+            out[name] = "x"
+            continue
+        quick = _plain_sample(raws[name]) if raws is not None else _NOT_YET
+        out[name] = quick if quick is not _NOT_YET else instance_of(properties[name], depth + 1)
     want = int(node.bounds.get("minProperties", 0))
     for name, sub in node.properties.items():
         if len(out) >= want:
@@ -143,6 +148,24 @@ def _object(node: Node, depth: int) -> dict[str, Any]:
             if needed not in out:
                 out[needed] = _value_for(node, needed, depth)
     return out
+
+
+def _plain_sample(raw: Any) -> Any:
+    """What `instance_of` makes of a schema that names one scalar type and
+    nothing else that constrains (`{"type": "string", "description": ...}`,
+    most required arguments), read from the raw schema without making its
+    node; `_NOT_YET` for any other schema."""
+    if type(raw) is not dict or not raw.keys() <= _PLAIN_KEYS:
+        return _NOT_YET
+    kind = raw.get("type")
+    return _PLAIN_SAMPLES.get(kind, _NOT_YET) if type(kind) is str else _NOT_YET
+
+
+_PLAIN_KEYS = frozenset(
+    {"type", "description", "title", "default", "examples", "$comment", "deprecated"}
+)
+# (as `_string`, `_number` and `_instance_of` make them for a lone type)
+_PLAIN_SAMPLES = {"string": "a", "integer": 0, "number": 0.5, "boolean": False, "null": None}
 
 
 def _array(node: Node, depth: int) -> list[Any]:

@@ -6,7 +6,7 @@ every comparison of values in the engine goes through these.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import msgspec
@@ -141,20 +141,44 @@ def a_json_type(value: Any) -> str:
     return _ARTICLES[json_type(value) if not isinstance(value, Mapping) else "object"]
 
 
-def json_types(values: Iterable[Any], admitted: Collection[str] | None = None) -> frozenset[str]:
+def json_types(values: Collection[Any], admitted: Collection[str] | None = None) -> frozenset[str]:
     """The JSON types of `values`, those `admitted` allows when given (an
     integer is a number): what a schema's `enum` or `const` lets a valid value be."""
-    found = frozenset(json_type(value) for value in values)
+    classes = set(map(type, values))  # (one pass in C: an enum is mostly of one class)
+    found = frozenset(
+        name
+        for kind in classes
+        for name in (
+            (_CLASS_TYPES[kind],)
+            if kind in _CLASS_TYPES
+            else {json_type(v) for v in values if type(v) is kind}
+        )
+    )
     if admitted is None:
         return found
     return frozenset(t for t in found if t in admitted or (t == "integer" and "number" in admitted))
 
 
-def json_missing(values: Iterable[Any], among: Iterable[Any]) -> list[Any]:
+def json_missing(values: Collection[Any], among: Collection[Any]) -> list[Any]:
     """The values of `values`, in order, JSON-unequal to every one of `among`
     (what an enum lost, or gained)."""
+    if set(map(type, values)) | set(map(type, among)) <= _STR:
+        known: set[Any] = set(among)  # strings: Python's equality is JSON's
+        return [value for value in values if value not in known]
     known = {json_key(value) for value in among}
     return [value for value in values if json_key(value) not in known]
+
+
+_STR = frozenset({str})
+# the JSON type of every value of a class (a float's depends on the value)
+_CLASS_TYPES: dict[type, str] = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    type(None): "null",
+    list: "array",
+    dict: "object",
+}
 
 
 def is_number(value: Any) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any
 
 from registry.compat.bounds import BOUNDS, BY_KEYWORD
@@ -251,7 +252,7 @@ class _Parser:
             node.unique_items = value is True
 
     def _names(self, value: Any, at: str) -> frozenset[str]:
-        if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+        if not isinstance(value, list) or not all(map(isinstance, value, repeat(str))):
             raise ClassificationError(
                 f"'{at.rsplit('/', 1)[-1]}' must be an array of strings", f"{self.base}{at}"
             )

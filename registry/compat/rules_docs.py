@@ -11,9 +11,9 @@ from registry.compat.dialects import ANNOTATIONS, dialect_of
 from registry.compat.jsonvalues import json_same
 from registry.compat.kinds import Kind
 from registry.compat.schema import Node
-from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk
+from registry.compat.walk import ABSENT, Finding, Leaf, Route, Walk, deref
 
-__all__ = ["ANNOTATION_KINDS", "RULES", "annotation_changes"]
+__all__ = ["ANNOTATION_KINDS", "RULES", "annotation_changes", "holders_changed"]
 
 
 # annotation keyword -> the kind its change is reported as (cosmetic, every one)
@@ -33,8 +33,9 @@ assert ANNOTATION_KINDS.keys() == ANNOTATIONS
 
 
 def annotation_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
-    """The annotations of a schema node (`annotation_changes`)."""
-    if old.annotations or new.annotations:
+    """The annotations of a schema node (`annotation_changes`), unless
+    `holders_changed` compared them at the position of their `$ref` holders."""
+    if (old.annotations or new.annotations) and walk.covered != (id(old), id(new)):
         for finding in annotation_changes(pointer, old.annotations, new.annotations):
             walk.emit(finding)
 
@@ -121,7 +122,7 @@ def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
     Example: `"$schema": "http://json-schema.org/draft-07/schema#"` ->
     `"$schema": "https://json-schema.org/draft/2020-12/schema"` with the same
     keywords is dialect-changed alone."""
-    if old.schema_uri == new.schema_uri:
+    if old.schema_uri == new.schema_uri or walk.covered == (id(old), id(new)):
         return
     known = dialect_of(old.schema_uri) is not None and dialect_of(new.schema_uri) is not None
     walk.emit(
@@ -135,6 +136,57 @@ def dialect_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route
             leaf=None if known else Leaf("sample"),
         )
     )
+
+
+def holders_changed(walk: Walk, old: Node, new: Node, pointer: str, route: Route) -> None:
+    """What `$ref` holders carry beside the reference, at their position
+    (the walk calls this with the holders, on either side or both, before it
+    follows them): annotations, and the root's `$schema`. A holder's annotation
+    stands over its target's; where both sides refer to one definition, the
+    targets' own are compared there instead, else here (and not again).
+    Kinds: those of `annotation_changes` and `dialect_changed`. Example:
+    `{"$ref": "#/$defs/args", "description": "Old"}` -> the same with "New",
+    a definition changed too, is description-changed at the holder's pointer."""
+    old_target, new_target = deref(old), deref(new)
+    same = old_target is not old and new_target is not new and old.raw["$ref"] == new.raw["$ref"]
+    findings = annotation_changes(
+        pointer,
+        _position_annotations(old, old_target, same),
+        _position_annotations(new, new_target, same),
+    )
+    for finding in findings:
+        walk.emit(finding)
+    dialect_changed(
+        walk, _dialect_holder(old, old_target), _dialect_holder(new, new_target), pointer, route
+    )
+    if not same:
+        walk.covered = (id(old_target), id(new_target))
+
+
+def _position_annotations(holder: Node, target: Node, same: bool) -> dict[str, Any]:
+    """The annotations at a holder's position: the outermost holder's first,
+    then those further along, then (unless `same`) the target's."""
+    chain = []
+    node: Node | None = holder
+    while node is not None and node is not target:
+        chain.append(node.annotations)
+        node = node.ref
+    if not same:
+        chain.append(target.annotations)
+    found: dict[str, Any] = {}
+    for notes in reversed(chain):
+        found.update(notes)
+    return found
+
+
+def _dialect_holder(holder: Node, target: Node) -> Node:
+    """The node whose `$schema` rules the position (the first that names one)."""
+    node: Node | None = holder
+    while node is not None and node is not target:
+        if node.schema_uri is not None:
+            return node
+        node = node.ref
+    return target
 
 
 RULES = (annotation_changed, unanalyzable_keyword, dialect_changed)

@@ -17,6 +17,7 @@ from registry.compat.jsonvalues import encode, json_key
 from registry.compat.kinds import Kind
 from registry.compat.schema import ANYTHING, Node
 from registry.compat.shape import shape
+from registry.compat.validity import Unsupported, plain_checker
 from registry.compat.walk import (
     ABSENT,
     Finding,
@@ -318,7 +319,8 @@ def _sendable(node: Node, value: Any) -> bool:
     """Whether `value`, filled in by a converter, meets the property's schema
     in the new version: a default need not (JSON Schema never checks one).
     Checked by python-jsonschema; a schema with a `$ref` (which needs the whole
-    document) is taken to accept it, as the converter's verification will tell."""
+    document) is taken to accept it, as the converter's verification will tell.
+    The plain check (validity.py) answers first where it reads the schema alike."""
     raw = node.raw
     if not isinstance(raw, dict):
         return raw is not False
@@ -326,6 +328,12 @@ def _sendable(node: Node, value: Any) -> bool:
     if code is None or b'"$ref"' in code:
         return True
     cls = validator_for({"$schema": node.dialect.uri}, default=Draft202012Validator)
+    plain = plain_checker(raw, code, cls, formats=False)
+    if plain is not None:
+        try:
+            return plain(value)
+        except Unsupported:
+            pass
     try:
         return bool(linear_validator(cls)(raw).is_valid(value))
     except Exception:  # a schema python-jsonschema cannot run: let verification decide

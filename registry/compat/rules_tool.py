@@ -184,7 +184,7 @@ def annotations_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Findin
             findings.append(
                 Finding(
                     kind=Kind.UNANALYZABLE,
-                    pointer=f"/annotations/{key}",
+                    pointer=f"/annotations/{escape(key)}",
                     name=key,
                     old=before,
                     new=after,

@@ -61,7 +61,7 @@ class Limits:
     the bound. The branches of two unions left unmatched by equal JSON and
     shape are tried against each other pairwise: past `max_branch_pairs`
     (unmatched old branches times new branches), the union is `unanalyzable`.
-    `max_witness_bytes`: the JSON of the candidate witnesses python-jsonschema
+    `max_witness_bytes`: the JSON of the candidate witnesses the witness search
     checks per classification; past it, changes are reported without a witness.
     """
 

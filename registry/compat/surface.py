@@ -34,6 +34,7 @@ data, not an annotation.
 
 from __future__ import annotations
 
+from itertools import filterfalse
 from typing import Any
 
 import msgspec
@@ -47,7 +48,7 @@ from registry.compat.report import ClassificationError
 from registry.compat.rules_docs import annotation_changes
 from registry.compat.rules_objects import property_added, required_removed
 from registry.compat.rules_values import enum_widened
-from registry.compat.schema import Limits
+from registry.compat.schema import CHILD_KEYWORDS, MAP_KEYWORDS, Limits
 from registry.compat.walk import Finding
 from registry.pointers import escape
 
@@ -72,6 +73,11 @@ _SINGLE = frozenset(
     }
 )
 _MAX_DEPTH = 64  # deeper, the walk decides (and bounds its own descent)
+# The keywords below which the nesting check (nesting.py) finds schemas, and
+# those of them that map names to schemas.
+_HOLDERS = CHILD_KEYWORDS | {"if", "then", "else", "dependencies", "$ref"}
+_SCHEMA_MAPS = MAP_KEYWORDS | {"dependencies", "$defs", "definitions"}
+_IS_DICT = dict.__instancecheck__
 
 # What a plain object or array may declare (annotations aside).
 _OBJECT_KEYS = ANNOTATIONS | {
@@ -108,8 +114,10 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
     required and widened enums between two schemas, or None when they differ
     in anything else (or the walk could run out of a bound of `limits` on
     them). Only the parts that differ are visited; an equal part is confirmed
-    by its JSON encoding, which tells `1` from `true` where Python's equality
-    does not. Raises `ClassificationError` for a document nested past
+    by its MessagePack encoding, which tells `1` from `true` (and `1.0`)
+    where Python's equality does not, and copies strings as they are (JSON
+    would scan each for escapes: long descriptions are most of the bytes).
+    Raises `ClassificationError` for a document nested past
     `limits.max_depth`, as the walk does.
 
     Example: `{"type": "object", "properties": {"q": {"type": "string"}}}` ->
@@ -127,19 +135,21 @@ def surface_changes(old: Any, new: Any, pointer: str, limits: Limits) -> list[Fi
         _schema(old, new, pointer, findings, olds, news, 0, True)
     except _Other:
         return None
-    # confirmed last, all at once: equal JSON encodes alike, position by position
+    # confirmed last, all at once: packed alike, position by position, is equal
+    # JSON (packed apart may still be: keys in another order, `1` for `1.0`)
     try:
-        equal = _JSON.encode(olds)
-        if equal != _JSON.encode(news) and not json_equal(olds, news):
+        equal = _PACK.encode(olds)
+        if equal != _PACK.encode(news) and not json_equal(olds, news):
             return None
     except (TypeError, ValueError, OverflowError, RecursionError):
         return None  # not JSON as it is: the walk decides
-    return findings if _within(findings, equal, pointer, limits, old, new) else None
+    return findings if _within(findings, equal, olds, pointer, limits, old, new) else None
 
 
 def _within(
     findings: list[Finding],
     equal: bytes,
+    parts: list[Any],
     pointer: str,
     limits: Limits,
     old: Any,
@@ -151,12 +161,15 @@ def _within(
     the path of a finding (one that differs and yields none is the walk's),
     with a pointer token per level at least: the findings bound how deep it
     went and how many schemas the walk would compare. What it did not enter is
-    in `equal` (the parts found equal, the added properties' schemas that
-    hold schemas, and a `"$ref"` for each entered schema with one): each schema
-    there takes 2 bytes at least (`{}`, `true`), and each level below a part's
-    first a `{` and 7 bytes (`"if":{}`), so that no part nests deeper than
-    `1 + len(equal) // 7` levels, nor than all their braces; a `$ref` may hop
-    as deep as `max_depth` allows.
+    in `equal`, packed (the parts found equal, the added properties' schemas
+    that hold schemas, and a `"$ref"` for each entered schema with one): each
+    schema there is a map or a boolean, whose first byte is one of `_NODES`
+    (counted with whatever else has those values: a bound), and each level
+    below a part's first takes a map and 4 bytes at least (`"if": {}`), so
+    that no part nests deeper than `1 + len(equal) // 4` levels, nor than all
+    the maps (counted only where a bound needs them), nor than `_shallow`
+    finds, level by level, where these leave too little room; only then are
+    the documents walked. A `$ref` may hop as deep as `max_depth` allows.
 
     A document nested past `max_depth` is refused here, as by the walk."""
     deepest = base = pointer.count("/")
@@ -166,12 +179,19 @@ def _within(
             deepest = tokens
     deepest -= base
     size = len(equal)
-    refs = equal.count(b'"$ref"') if _DOLLAR in equal else 0  # (an int: memchr)
-    work = 1 + deepest * len(findings) + size // 2 + refs * (limits.max_depth + 1)
-    if deepest >= limits.max_walk_depth or work > limits.max_nodes or work > limits.max_steps:
+    refs = equal.count(_REF) if _DOLLAR in equal else 0  # (an int: memchr)
+    nodes = size  # (at most: counted below only where a bound needs it)
+    work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
+    if work + nodes > limits.max_nodes or work + nodes > limits.max_steps:
+        nodes = _nodes(equal)
+    if deepest >= limits.max_walk_depth or work + nodes > min(limits.max_nodes, limits.max_steps):
         return False
     room = limits.max_depth - deepest
-    if refs or (1 + size // 7 > room and equal.count(b"{") > room):
+    if refs or (
+        1 + size // 4 > room
+        and (nodes if nodes < size else _nodes(equal)) > room
+        and not _shallow(parts, room)
+    ):
         # the walk refuses a document nested past `max_depth`, wherever that is
         check_depth(old, pointer, limits)
         check_depth(new, pointer, limits)
@@ -183,6 +203,37 @@ def _within(
             except ClassificationError:
                 return False
     return True
+
+
+def _shallow(parts: list[Any], room: int) -> bool:
+    """Whether no schema among `parts` nests more than `room` levels deep,
+    told level by level: at each, the schemas holding a schema keyword (or a
+    `$ref`) are picked in C, and only their child schemas make the next level
+    (most of a wide schema's properties hold none). A boolean schema and
+    what is not a schema end where they are; a `$ref` is not followed (False)."""
+    level = list(filter(_IS_DICT, parts))
+    for _ in range(room):
+        holders = list(filterfalse(_HOLDERS.isdisjoint, level))
+        if not holders:
+            return True
+        level = []
+        for holder in holders:
+            for key in _HOLDERS.intersection(holder):
+                value = holder[key]
+                if key == "$ref":
+                    return False
+                if key in _SCHEMA_MAPS and type(value) is dict:
+                    level += filter(_IS_DICT, value.values())
+                elif type(value) is list:
+                    level += filter(_IS_DICT, value)
+                elif type(value) is dict:
+                    level.append(value)
+    return False
+
+
+def _nodes(packed: bytes) -> int:
+    """How many maps and booleans `packed` may hold (bytes that may start one)."""
+    return len(packed.translate(None, _NOT_NODES))  # (one pass in C)
 
 
 def _schema(
@@ -208,17 +259,15 @@ def _schema(
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
             elif type(before) is dict or type(before) is list:
-                olds.append(before)  # (a part both hold: measured with the rest)
-                news.append(after)
+                _held(key, before, after, olds, news)  # (a part both hold: measured too)
             continue
         if key in ANNOTATIONS:
-            if before != after or not json_same(before, after):
+            if before != after or (type(before) is not str and not json_same(before, after)):
                 annotations.append(key)  # (worded by the rule that owns the kind)
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                olds.append(before)
-                news.append(after)
+                _held(key, before, after, olds, news)
             elif key == "$ref":
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
@@ -255,6 +304,18 @@ def _schema(
             raise _Other
     if annotations:
         findings += annotation_changes(pointer, old, new, annotations)
+
+
+def _held(key: str, before: Any, after: Any, olds: list[Any], news: list[Any]) -> None:
+    """An equal keyword's value among the parts; a map of schemas as its
+    schemas, in old's order on both sides (each part is then a schema or data,
+    never a map of them: `_shallow` reads a part's keys as keywords)."""
+    if key in _SCHEMA_MAPS and type(before) is dict and type(after) is dict:
+        olds += before.values()
+        news += map(after.__getitem__, before)  # (equal maps: the same names)
+    else:
+        olds.append(before)
+        news.append(after)
 
 
 def _map(
@@ -347,4 +408,8 @@ def _plain_addition(schema: Any) -> bool:
 _NO_NAMES: list[str] = []
 _ABSENT: Any = object()
 _DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
-_JSON = msgspec.json.Encoder()  # in the order written: equal bytes are equal JSON
+_PACK = msgspec.msgpack.Encoder()  # in the order written: equal bytes are equal JSON
+_REF = msgspec.msgpack.encode("$ref")  # as a key packs
+# the first byte of a packed map (fixmap, map16, map32) or boolean: every schema's
+_NODES = bytes([*range(0x80, 0x90), 0xDE, 0xDF, 0xC2, 0xC3])
+_NOT_NODES = bytes(b for b in range(256) if b not in _NODES)

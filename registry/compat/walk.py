@@ -182,6 +182,12 @@ class Walk:
     union_rules: tuple[Rule, ...] = ()
     # The rules for a pair whose old node accepted no value (`Node.unsatisfiable`).
     empty_rules: tuple[Rule, ...] = ()
+    # The rule for `$ref` holders that carry annotations (or the root's `$schema`)
+    # beside the reference (`rules_docs.holders_changed`): given the holders, it
+    # compares what each position carries, and may mark the targets' own as
+    # compared already (`covered`: their ids, old and new).
+    holder_rule: Rule | None = None
+    covered: tuple[int, int] = (0, 0)
     budget: Budget = field(default_factory=unlimited)
 
     def emit(self, finding: Finding) -> None:
@@ -197,8 +203,16 @@ class Walk:
 
     def compare(self, old: Node, new: Node, pointer: str, route: Route) -> None:
         old_node, new_node = deref(old), deref(new)
-        if old_node is not old and new_node is not new and old.raw["$ref"] == new.raw["$ref"]:
-            pointer = new_node.pointer  # both sides point at the same definition
+        if old_node is not old or new_node is not new:
+            if self.holder_rule is not None and (
+                _annotated(old, old_node) or _annotated(new, new_node)
+            ):
+                holders = (id(old), id(new))
+                if holders not in self.seen:
+                    self.seen.add(holders)
+                    self.holder_rule(self, old, new, pointer, route)
+            if old_node is not old and new_node is not new and old.raw["$ref"] == new.raw["$ref"]:
+                pointer = new_node.pointer  # both sides point at the same definition
         key = (id(old_node), id(new_node))
         if key in self.seen:
             return
@@ -346,6 +360,7 @@ class Walk:
             decide=decide,
             union_rules=self.union_rules,
             empty_rules=self.empty_rules,
+            holder_rule=self.holder_rule,
             budget=budget,
         )
         budget.active.append(key)
@@ -375,6 +390,17 @@ class Walk:
         elif found:
             budget.fitted[key] = False  # more assumptions can only find more
         return not found
+
+
+def _annotated(holder: Node, target: Node) -> bool:
+    """Whether a `$ref` holder on the way from `holder` to `target` carries
+    annotations or a `$schema` beside its reference."""
+    node: Node | None = holder
+    while node is not None and node is not target:
+        if node.annotations or node.schema_uri is not None:
+            return True
+        node = node.ref
+    return False
 
 
 def _holds_union(raw: Any) -> bool:

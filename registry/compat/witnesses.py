@@ -8,19 +8,24 @@ objects with one unlisted property more, at most `MAX_CANDIDATES` in all.
 
 python-jsonschema (with RE2 for `pattern`, and a format checker where a
 `format` appears) confirms every witness before it is shown: valid under old
-and refused by new. A property removed or renamed is often still accepted,
-and silently ignored (seed 000): its witness must be refused by new with the
-object that held it closed to names it does not declare (as the gate reads a
-version-less call), which shows the value is not read; that closed schema is
-compiled with jsonschema-rs where it is installed (python-jsonschema
-otherwise), each removal's check then costing a microsecond. A default's witness
-leaves the property out: valid under old, absent where the default applies,
-read with another default. Its validators are made once per classification,
-on the first candidate. A search that has checked `PYTHON_FIRST` candidates in vain
-compiles both schemas with jsonschema-rs, where it is installed, and lets it
-screen the rest: only a candidate jsonschema-rs finds valid under old (and
-refused by new) goes on to python-jsonschema, so a disagreement between the
-two can cost a witness but never lets a wrong one through.
+and refused by new. Each verdict is asked first of the plain check
+(validity.py), which reads the keywords it knows as that validator does,
+from the raw schema along the value (no validator to build: a few
+microseconds); what it does not read goes to python-jsonschema.
+
+A property removed or renamed is often still accepted, and silently ignored
+(seed 000): its witness must be refused by new with the object that held it
+closed to names it does not declare (as the gate reads a version-less call),
+which shows the value is not read; that closed schema is compiled with
+jsonschema-rs where it is installed (python-jsonschema otherwise), each
+removal's check then costing a microsecond. A default's witness leaves the
+property out: valid under old, absent where the default applies, read with
+another default. Its validators are made once per classification, on the first
+candidate. A search that has checked `PYTHON_FIRST` candidates in vain compiles
+both schemas with jsonschema-rs, where it is installed, and lets it screen the
+rest: only a candidate jsonschema-rs finds valid under old (and refused by new)
+goes on to python-jsonschema, so a disagreement between the two can cost a
+witness but never lets a wrong one through.
 
 The search is bounded: the JSON of the candidates checked per classification
 is at most `Limits.max_witness_bytes`; past it, changes carry no witness.
@@ -45,6 +50,7 @@ from registry.compat.instances import build, instance_of
 from registry.compat.jsonvalues import encode, json_key, json_type
 from registry.compat.kinds import READ_DIFFERENTLY, Kind
 from registry.compat.schema import ANYTHING, Node, local_target
+from registry.compat.validity import Unsupported, plain_checker
 from registry.compat.walk import ABSENT, Finding, Leaf, Route, deref
 from registry.patterns import linear_validator
 from registry.pointers import unescape
@@ -80,6 +86,7 @@ class WitnessSearch:
         self.old_root = old_root
         self.schemas = (old, new)
         self.python: list[Validator | None] = [None, None]  # old, new: made when first needed
+        self.plain: list[Any] = [_UNSET, _UNSET]  # old, new: validity.plain_checker's
         self.fast: tuple[Any, Any] | None = _UNSET
         self.misses = 0
         self.verdicts: dict[tuple[int, bytes | None], bool] = {}
@@ -155,8 +162,21 @@ class WitnessSearch:
         key = (side, code)
         verdict = self.verdicts.get(key)
         if verdict is None:
-            verdict = self.verdicts[key] = bool(self._python(side).is_valid(value))
+            verdict = self.verdicts[key] = self._verdict(side, value)
         return verdict
+
+    def _verdict(self, side: int, value: Any) -> bool:
+        """The plain check's answer where it reads what `value` reaches (validity.py),
+        else python-jsonschema's."""
+        plain = self.plain[side]
+        if plain is _UNSET:
+            plain = self.plain[side] = plain_checker(*self.schemas[side])
+        if plain is not None:
+            try:
+                return bool(plain(value))
+            except Unsupported:
+                pass
+        return bool(self._python(side).is_valid(value))
 
     def _unread(self, finding: Finding, value: Any, code: bytes | None) -> bool:
         """Whether new, closed where `finding.holder` no longer declares the
