@@ -74,16 +74,22 @@ def _sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _without_digest(data: bytes, claimed: str) -> bytes | None:
-    """The payload's bytes without its `digest` member, where canonical JSON has it
-    (right after `aliases`, or first); None when it is not there."""
+def _hash_without_digest(data: bytes, claimed: str) -> str | None:
+    """The digest of the payload's bytes without its `digest` member, where canonical
+    JSON has it (right after `aliases`, or first); None when it is not there. Hashed
+    in two pieces around the member: the payload is not copied."""
     member = b',"digest":' + msgspec.json.encode(claimed)
     at = data.find(member)
+    view = memoryview(data)
     if at >= 0:
-        return data[:at] + data[at + len(member) :]
+        hashed = hashlib.sha256(view[:at])
+        hashed.update(view[at + len(member) :])
+        return "sha256:" + hashed.hexdigest()
     first = b'{"digest":' + msgspec.json.encode(claimed) + b","
     if data.startswith(first):
-        return b"{" + data[len(first) :]
+        hashed = hashlib.sha256(b"{")
+        hashed.update(view[len(first) :])
+        return "sha256:" + hashed.hexdigest()
     return None
 
 
@@ -98,8 +104,7 @@ def digests_from_bytes(data: bytes, payload: Any) -> dict[int, str | Exception] 
         served = msgspec.json.decode(data, type=_Payload)
     except (msgspec.DecodeError, RecursionError):
         return None
-    without = _without_digest(data, served.digest)
-    if without is None or _sha(without) != served.digest:
+    if _hash_without_digest(data, served.digest) != served.digest:
         return None
     others: dict[int, str | Exception] = {}
     sha256 = hashlib.sha256
