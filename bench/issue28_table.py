@@ -119,8 +119,9 @@ def process_rows(rounds: int, start: bool, diff: bool) -> list[Line]:
         every = startup.commands(folder)
         names = {name for row in wanted for name in (row.measured, row.baseline)}
         env = startup.environment(folder / "pycache")
-        times = startup.measure({n: c for n, c in every.items() if n in names}, rounds, env)
-        own = startup.inside(rounds, env) if start else {}
+        chosen = {n: c for n, c in every.items() if n in names}
+        times = startup.measure(chosen, rounds, env, folder)
+        own = startup.inside(rounds, env, folder) if start else {}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     median = {name: statistics.median(values) for name, values in times.items()}

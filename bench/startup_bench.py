@@ -106,26 +106,32 @@ def environment(pycache: Path | None) -> dict[str, str]:
     return env
 
 
-def _seconds(command: list[str], env: dict[str, str]) -> float:
+def _seconds(command: list[str], env: dict[str, str], cwd: Path) -> float:
     began = time.perf_counter()
     subprocess.run(
-        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
     )
     return time.perf_counter() - began
 
 
 def measure(
-    named: Mapping[str, list[str]], rounds: int, env: dict[str, str]
+    named: Mapping[str, list[str]], rounds: int, env: dict[str, str], cwd: Path
 ) -> dict[str, list[float]]:
     """Seconds of each command per round, the commands taking turns in every round,
-    in the reverse order every other round (what runs just before a command moves it)."""
+    in the reverse order every other round (what runs just before a command moves it).
+    `cwd`: a folder holding no `registry` (`python -c` imports from its folder first)."""
     times: dict[str, list[float]] = {name: [] for name in named}
     for command in named.values():  # warm the file cache (and the bytecode cache), untimed
-        subprocess.run(command, check=False, capture_output=True, env=env)
+        subprocess.run(command, check=False, capture_output=True, env=env, cwd=cwd)
     order = list(named)
     for round_ in range(rounds):
         for name in order if round_ % 2 == 0 else reversed(order):
-            times[name].append(_seconds(named[name], env))
+            times[name].append(_seconds(named[name], env, cwd))
     return times
 
 
@@ -138,7 +144,7 @@ INSIDE = {
 }
 
 
-def inside(rounds: int, env: dict[str, str]) -> dict[str, list[float]]:
+def inside(rounds: int, env: dict[str, str], cwd: Path) -> dict[str, list[float]]:
     """Seconds of `import ADAPTER` in a process that has imported its SDK, per round."""
     times: dict[str, list[float]] = {adapter: [] for adapter in INSIDE}
     for round_ in range(rounds + 1):  # the first, untimed, warms the caches
@@ -148,7 +154,7 @@ def inside(rounds: int, env: dict[str, str]) -> dict[str, list[float]]:
                 "print(time.perf_counter() - began)"
             )
             done = subprocess.run(
-                [PYTHON, "-c", code], check=True, capture_output=True, text=True, env=env
+                [PYTHON, "-c", code], check=True, capture_output=True, text=True, env=env, cwd=cwd
             )
             if round_:
                 times[adapter].append(float(done.stdout.split()[-1]))
@@ -181,8 +187,8 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     try:
         env = environment(None if args.no_bytecode_cache else folder / "pycache")
-        times = measure(commands(folder), args.rounds, env)
-        own = inside(args.rounds, env)
+        times = measure(commands(folder), args.rounds, env, folder)
+        own = inside(args.rounds, env, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     cache = "no bytecode cache" if args.no_bytecode_cache else "bytecode cached"
