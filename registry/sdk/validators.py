@@ -87,53 +87,34 @@ FAST_ENGINE = "jsonschema-rs"
 _log = get_logger("registry.sdk.validators")
 
 
+# The dialects both engines read alike: the class name (the same in python-jsonschema
+# and jsonschema-rs) and the `$schema` URIs that name it.
+_DIALECT_URIS = {
+    "Draft4Validator": (
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-04/schema",
+    ),
+    "Draft6Validator": (
+        "http://json-schema.org/draft-06/schema#",
+        "http://json-schema.org/draft-06/schema",
+    ),
+    "Draft7Validator": (
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
+    ),
+    "Draft201909Validator": ("https://json-schema.org/draft/2019-09/schema",),
+    "Draft202012Validator": ("https://json-schema.org/draft/2020-12/schema",),
+}
+
+
 @functools.cache
 def _dialects() -> dict[type[Any], tuple[str, frozenset[str]]]:
-    """python-jsonschema class -> (jsonschema-rs class name, the dialect URIs both read alike)."""
-    from jsonschema import (
-        Draft4Validator,
-        Draft6Validator,
-        Draft7Validator,
-        Draft201909Validator,
-        Draft202012Validator,
-    )
+    """python-jsonschema class -> (jsonschema-rs class name, the dialect URIs both read
+    alike), built by the first compile."""
+    import jsonschema
 
     return {
-        Draft4Validator: (
-            "Draft4Validator",
-            frozenset(
-                {
-                    "http://json-schema.org/draft-04/schema#",
-                    "http://json-schema.org/draft-04/schema",
-                }
-            ),
-        ),
-        Draft6Validator: (
-            "Draft6Validator",
-            frozenset(
-                {
-                    "http://json-schema.org/draft-06/schema#",
-                    "http://json-schema.org/draft-06/schema",
-                }
-            ),
-        ),
-        Draft7Validator: (
-            "Draft7Validator",
-            frozenset(
-                {
-                    "http://json-schema.org/draft-07/schema#",
-                    "http://json-schema.org/draft-07/schema",
-                }
-            ),
-        ),
-        Draft201909Validator: (
-            "Draft201909Validator",
-            frozenset({"https://json-schema.org/draft/2019-09/schema"}),
-        ),
-        Draft202012Validator: (
-            "Draft202012Validator",
-            frozenset({"https://json-schema.org/draft/2020-12/schema"}),
-        ),
+        getattr(jsonschema, name): (name, frozenset(uris)) for name, uris in _DIALECT_URIS.items()
     }
 
 
