@@ -17,7 +17,7 @@ SDK_TS_STAMP := $(SDK_TS)/node_modules/.installed
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy bench-fixed-cost clean
+.PHONY: install test lint typecheck pytest test-clients sdk-ts browser serve openapi bench bench-ts conformance conformance-proxy bench-proxy bench-fixed-cost bench-table clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -111,6 +111,15 @@ bench-fixed-cost: $(STAMP)
 	  && apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
 	  || { echo "install wrk (apt-get install wrk)"; exit 2; }
 	$(BIN)/python bench/fixed_cost_bench.py $(BENCH_FIXED_COST_ARGS)
+
+# every row of issue 28's table against its baseline in the same run, short settings (~3 min;
+# the fixed-cost rows need Debian's wrk, installed here as for bench-fixed-cost, else skipped)
+bench-table: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
+	  || echo "no wrk (apt-get install wrk): the fixed-cost rows will be skipped"
+	$(BIN)/python bench/issue28_table.py $(BENCH_TABLE_ARGS)
 
 clean:
 	rm -rf $(VENV) .registry .pytest_cache .mypy_cache .ruff_cache $(TS_CLIENT)/node_modules $(UPSTREAMS)/node_modules bench/conformance/node_modules $(SDK_TS)/node_modules $(SDK_TS)/dist test-artifacts

@@ -317,7 +317,17 @@ def main() -> int:
         return 2
     rows = [r for r in ROWS if r.name in args.rows.split(",")]
     pin = not args.no_pin
+    results = measure(rows, args.rounds, args.seconds, pin)
+    report(args, rows, results, pin)
+    return 0
 
+
+def measure(
+    rows: list[Row], rounds: int, seconds: float, pin: bool
+) -> dict[str, dict[str, list[Run]]]:
+    """wrk runs of each row against both servers ("ours", "bare"), `rounds` interleaved
+    rounds of `seconds` each after a 1 s warm-up, the two sides taking turns first.
+    Starts its own embedded PostgreSQL and both servers, and stops them."""
     from registry.store.embedded import EmbeddedPostgres
 
     work = Path(tempfile.mkdtemp(prefix="fixed-cost-bench-"))
@@ -345,8 +355,8 @@ def main() -> int:
         for row in rows:  # warm-up: both servers, every row
             for side, server in pair.items():
                 wrk(server, paths[side][row.name], request_headers(row, token, etag), 1, pin)
-        for round_ in range(args.rounds):
-            print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr)
+        for round_ in range(rounds):
+            print(f"round {round_ + 1}/{rounds}", file=sys.stderr)
             order = ("bare", "ours") if round_ % 2 == 0 else ("ours", "bare")
             for row in rows:
                 for side in order:
@@ -354,7 +364,7 @@ def main() -> int:
                         pair[side],
                         paths[side][row.name],
                         request_headers(row, token, etag),
-                        args.seconds,
+                        seconds,
                         pin,
                     )
                     results[row.name][side].append(run)
@@ -368,8 +378,7 @@ def main() -> int:
             server.stop()
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report(args, rows, results, pin)
-    return 0
+    return results
 
 
 def report(

@@ -74,6 +74,21 @@ def corpus(count: int) -> bytes:
     return _served({"namespace": "big", "tools": tools, "aliases": []})
 
 
+def measure(data: bytes, rounds: int) -> tuple[float, float]:
+    """Medians, in seconds, of `Toolset.from_json(data)` and of a plain decode of the
+    same bytes, in interleaved rounds after one untimed read."""
+    Toolset.from_json(data)  # warm: imports, caches
+    ours: list[float] = []
+    plain: list[float] = []
+    for _ in range(rounds):
+        for runs, read in ((plain, msgspec.json.decode), (ours, Toolset.from_json)):
+            began = time.perf_counter()
+            found = read(data)
+            runs.append(time.perf_counter() - began)
+            del found
+    return statistics.median(ours), statistics.median(plain)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tools", type=int, default=2001)
@@ -81,16 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     for shape, build in (("small tools", small), ("corpus tools", corpus)):
         data = build(args.tools)
-        Toolset.from_json(data)  # warm: imports, caches
-        ours: list[float] = []
-        plain: list[float] = []
-        for _ in range(args.rounds):
-            for runs, read in ((plain, msgspec.json.decode), (ours, Toolset.from_json)):
-                began = time.perf_counter()
-                found = read(data)
-                runs.append(time.perf_counter() - began)
-                del found
-        a, b = statistics.median(ours), statistics.median(plain)
+        a, b = measure(data, args.rounds)
         print(
             f"{args.tools} {shape}, {len(data) / 1024:.0f} KiB: Toolset.from_json "
             f"{a * 1000:.1f} ms, plain decode {b * 1000:.1f} ms = {a / b:.2f}x (goal <= 2x), "

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry import documents
+from registry import documents, yaml_documents
 from registry.documents import (
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENT_DEPTH,
@@ -289,7 +289,7 @@ def test_too_many_nodes_are_refused_before_parsing(
     first node past the limit starts; no parser is asked to build the document."""
     with monkeypatch.context() as patched:
         patched.setattr(documents.json, "loads", _must_not_run)
-        patched.setattr(documents._JsonYamlLoader, "get_single_node", _must_not_run)
+        patched.setattr(yaml_documents._JsonYamlLoader, "get_single_node", _must_not_run)
         error = refusal(_array_of(MAX_DOCUMENT_NODES, name), name)
     assert f"more than {MAX_DOCUMENT_NODES} arrays and objects" in error.message
     assert error.line is not None and error.column is not None
@@ -322,7 +322,7 @@ def test_json_locations_match_the_yaml_composer(value: Any, indent: int | None, 
             pointers.append([*path, str(key)])
             stack.append((child, [*path, str(key)]))
     pointer = data.draw(st.sampled_from(pointers))
-    assert documents._locate_json(text, pointer) == documents._locate_yaml(text, pointer)
+    assert documents._locate_json(text, pointer) == yaml_documents.locate_yaml(text, pointer)
     assert documents._locate_json(text, [*pointer, "missing"]) is None
 
 
@@ -347,7 +347,7 @@ def test_billion_laughs_is_refused() -> None:
 
 
 def test_alias_uses_past_the_budget_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(documents, "MAX_YAML_ALIASES", 3)
+    monkeypatch.setattr(yaml_documents, "MAX_YAML_ALIASES", 3)
     text = "a: &x 1\nb: [*x, *x, *x, *x]\n"
     assert "more than 3 YAML aliases" in refusal(text, "x.yaml").message
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +130,8 @@ def quiet_logs() -> None:
 
 
 def write_atomically(path: str, data: bytes) -> None:
+    import tempfile  # the verbs that write files only: a `diff` never needs it
+
     target = Path(path)
     try:
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

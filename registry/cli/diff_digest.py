@@ -18,13 +18,7 @@ import msgspec
 from registry.canonical import DigestError, digest
 from registry.cli.common import EXIT_BREAKING, EXIT_OK, InputError, Verb
 from registry.cli.report_text import print_report, use_color
-from registry.compat import (
-    ClassificationError,
-    Severity,
-    Side,
-    classify,
-    classify_schemas,
-)
+from registry.compat import ClassificationError, Severity, Side
 from registry.definitions import (
     DefinitionError,
     is_manifest,
@@ -175,6 +169,8 @@ def run_diff(args: argparse.Namespace) -> int:
         from registry.cli.lifecycle import run_remote_diff
 
         return run_remote_diff(args, operands)
+    from registry.compat import classify  # the engine: `digest` never loads it
+
     args.old, args.new = operands
     old_source, old = _read_definition(args.old)
     new_source, new = _read_definition(args.new)
@@ -194,6 +190,8 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def _refused_side(*sides: tuple[_InputFile, dict[str, Any]]) -> _InputFile | None:
     """Which file the engine refuses: classify each file's schemas on their own."""
+    from registry.compat import classify_schemas
+
     for source, definition in sides:
         for key, side in (("inputSchema", Side.INPUT), ("outputSchema", Side.OUTPUT)):
             if key in definition:

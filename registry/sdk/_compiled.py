@@ -19,13 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
 
 from registry.canonical import canonical_json, digest
 from registry.compat import Op
-from registry.patterns import linear_validator
 from registry.sdk._logging import get_logger
 from registry.sdk.refusals import show
 from registry.sdk.strict import strict_schema
@@ -80,17 +76,27 @@ class Compiler:
         key = canonical_json(schema)
         found = self._cache.get(key)
         if found is None:
-            cls = validator_for(schema, default=Draft202012Validator)
-            try:
-                cls.check_schema(schema)
-            except SchemaError as exc:
-                raise ToolsetError(f"{where}: inputSchema is not a valid schema: {exc}") from exc
-            # no format_checker: `format` is an annotation, as the dialect's default
-            # `pattern` runs on RE2: linear time whatever the pattern and the value.
-            found = compile_validator(schema, linear_validator(cls)(schema), fast=self._fast)
+            found = self._build(schema, where)
             with self._lock:
                 found = self._cache.setdefault(key, found)
         return found
+
+    def _build(self, schema: Any, where: str) -> SchemaValidator:
+        # python-jsonschema and RE2 are loaded by the first compile, not by importing the gate
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
+        from registry.patterns import linear_validator
+
+        cls = validator_for(schema, default=Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+        except SchemaError as exc:
+            raise ToolsetError(f"{where}: inputSchema is not a valid schema: {exc}") from exc
+        # no format_checker: `format` is an annotation, as the dialect's default
+        # `pattern` runs on RE2: linear time whatever the pattern and the value.
+        return compile_validator(schema, linear_validator(cls)(schema), fast=self._fast)
 
 
 def input_schema(definition: Mapping[str, Any]) -> Any:

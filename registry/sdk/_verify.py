@@ -15,8 +15,10 @@ in its sorted place. Then the bytes without that member hash to the digest, and
 each definition's bytes, as served, hash to its own digest: nothing needs to be
 written again. A hash that matches proves the bytes are the canonical text that
 was hashed (SHA-256 is not invertible), so this is as exact as writing them. A
-definition whose bytes do not match (a `_meta`, which its digest leaves out, or a
-payload whose bytes are not canonical) is written canonically after all.
+definition with a `_meta`, which its digest leaves out, is checked on its bytes with
+that member cut out where canonical JSON puts it (first: `_` sorts before every
+lowercase key); one whose bytes still do not match (a key sorting before `_meta`,
+or a payload whose bytes are not canonical) is written canonically after all.
 
 `verify_payload` is the way for any payload: the payload digest covers the
 whole payload, definitions included, and each definition's digest covers that
@@ -64,6 +66,10 @@ class _Alias(msgspec.Struct, gc=False):
     definition: msgspec.Raw
 
 
+class _Meta(msgspec.Struct, gc=False):
+    meta: msgspec.Raw = msgspec.field(name="_meta", default=msgspec.Raw(b"null"))
+
+
 class _Payload(msgspec.Struct, gc=False):
     digest: str
     tools: tuple[_Tool, ...] = ()
@@ -74,17 +80,44 @@ def _sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _without_digest(data: bytes, claimed: str) -> bytes | None:
-    """The payload's bytes without its `digest` member, where canonical JSON has it
-    (right after `aliases`, or first); None when it is not there."""
+def _hash_without_digest(data: bytes, claimed: str) -> str | None:
+    """The digest of the payload's bytes without its `digest` member, where canonical
+    JSON has it (right after `aliases`, or first); None when it is not there. Hashed
+    in two pieces around the member: the payload is not copied."""
     member = b',"digest":' + msgspec.json.encode(claimed)
     at = data.find(member)
+    view = memoryview(data)
     if at >= 0:
-        return data[:at] + data[at + len(member) :]
+        hashed = hashlib.sha256(view[:at])
+        hashed.update(view[at + len(member) :])
+        return "sha256:" + hashed.hexdigest()
     first = b'{"digest":' + msgspec.json.encode(claimed) + b","
     if data.startswith(first):
-        return b"{" + data[len(first) :]
+        hashed = hashlib.sha256(b"{")
+        hashed.update(view[len(first) :])
+        return "sha256:" + hashed.hexdigest()
     return None
+
+
+_META_FIRST = b'{"_meta":'
+
+
+def _hashes_without_meta(served: msgspec.Raw, stated: str) -> bool:
+    """Whether a definition's canonical bytes, `_meta` first (the key sorts before
+    any lowercase one), hash to `stated` once that member is cut out: the bytes of
+    the definition without `_meta`, as its digest covers it. False for anything
+    else (then the definition is written canonically)."""
+    raw = bytes(served)
+    if not raw.startswith(_META_FIRST):
+        return False
+    meta = bytes(msgspec.json.decode(raw, type=_Meta).meta)
+    end = len(_META_FIRST) + len(meta)
+    if raw[len(_META_FIRST) : end] != meta:  # not where canonical text has it (or twice)
+        return False
+    rest = raw[end:]
+    if rest == b"}":
+        return _sha(b"{}") == stated
+    return rest[:1] == b"," and _sha(b"{" + rest[1:]) == stated
 
 
 def digests_from_bytes(data: bytes, payload: Any) -> dict[int, str | Exception] | None:
@@ -98,38 +131,50 @@ def digests_from_bytes(data: bytes, payload: Any) -> dict[int, str | Exception] 
         served = msgspec.json.decode(data, type=_Payload)
     except (msgspec.DecodeError, RecursionError):
         return None
-    without = _without_digest(data, served.digest)
-    if without is None or _sha(without) != served.digest:
+    if _hash_without_digest(data, served.digest) != served.digest:
         return None
     others: dict[int, str | Exception] = {}
-    sha256 = hashlib.sha256
 
-    def differs(raw: bytes, stated: str | None, definition: Any) -> None:
+    def differs(definition: Any) -> None:
         # a `_meta` (outside the digest), or not the bytes that were hashed
         try:
             others[id(definition)] = digest(definition)
         except DigestError as exc:
             others[id(definition)] = exc
 
-    # the served bytes against the digests stated beside them; only a mismatch looks up
-    # its definition in `payload` (same order: both were decoded from `data`)
-    for tool_index, served_tool in enumerate(served.tools):
-        for index, held in enumerate(served_tool.versions):
-            if "sha256:" + sha256(held.definition).hexdigest() != held.digest:
-                entry = payload.tools[tool_index].versions[index]
-                differs(held.definition, entry.digest, entry.definition)
-        for index, gone in enumerate(served_tool.retired):
-            if gone.definition != b"null" and (
-                "sha256:" + sha256(gone.definition).hexdigest() != gone.digest
-            ):
-                entry = payload.tools[tool_index].retired[index]
-                differs(gone.definition, entry.digest, entry.definition)
+    # the served bytes against the digests stated beside them, in one flat pass each;
+    # only a mismatch looks up its definition in `payload` (same order: both decoded
+    # from `data`)
+    sha256 = hashlib.sha256
+    versions = [version for tool in served.tools for version in tool.versions]
+    wrong = [
+        i
+        for i, v in enumerate(versions)
+        if "sha256:" + sha256(v.definition).hexdigest() != v.digest
+    ]
+    if wrong:
+        entries = [version for tool in payload.tools for version in tool.versions]
+        for index in wrong:
+            if not _hashes_without_meta(versions[index].definition, versions[index].digest):
+                differs(entries[index].definition)
+    retired = [gone for tool in served.tools for gone in tool.retired]
+    wrong = [
+        i
+        for i, r in enumerate(retired)
+        if r.definition != b"null" and "sha256:" + sha256(r.definition).hexdigest() != r.digest
+    ]
+    if wrong:
+        entries = [gone for tool in payload.tools for gone in tool.retired]
+        for index in wrong:
+            if not _hashes_without_meta(retired[index].definition, retired[index].digest):
+                differs(entries[index].definition)
     by_name = {tool.name: tool for tool in payload.tools}
     for held_alias, alias in zip(served.aliases, payload.aliases, strict=True):
         contract = by_name.get(alias.contract.tool)
         expected = contract.digest_of(alias.contract.version) if contract is not None else None
-        if expected is None or _sha(held_alias.definition) != expected:
-            differs(held_alias.definition, expected, alias.definition)
+        raw = held_alias.definition
+        if expected is None or (_sha(raw) != expected and not _hashes_without_meta(raw, expected)):
+            differs(alias.definition)
     return others
 
 

@@ -81,16 +81,13 @@ import inspect
 import os
 import random
 import re
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import quote
 
-import httpx
 import msgspec
 
 from registry.sdk._logging import get_logger
@@ -98,6 +95,8 @@ from registry.sdk.toolset import Toolset, ToolsetError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    import httpx
 
 __all__ = [
     "BOOT_BACKOFF",
@@ -301,6 +300,8 @@ def write_cache(
     data = header[:-1] + b',"payload":' + toolset.to_json().strip() + b"}\n"
     directory = where.parent
     directory.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{where.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -367,6 +368,8 @@ def _retry_after(value: str | None) -> float | None:
     if value.isdigit():
         return float(value)
     try:
+        from email.utils import parsedate_to_datetime  # only a Retry-After date needs it
+
         moment = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
@@ -424,6 +427,8 @@ async def _fetch(
     toolset_class: type[Toolset],
 ) -> Toolset | object:
     """One GET of the toolset: a verified `Toolset`, `_NOT_MODIFIED`, or `_Failure`."""
+    import httpx  # loaded with the first fetch: a server started from its cache never needs it
+
     headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -474,6 +479,8 @@ async def _fetch(
 
 
 def _client(timeout: float) -> httpx.AsyncClient:
+    import httpx
+
     return httpx.AsyncClient(timeout=timeout, follow_redirects=True)
 
 

@@ -60,30 +60,18 @@ jsonschema-rs reads a tuple as an array where python-jsonschema does not.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
-from types import ModuleType
-from typing import Any
-
-from jsonschema import (
-    Draft4Validator,
-    Draft6Validator,
-    Draft7Validator,
-    Draft201909Validator,
-    Draft202012Validator,
-)
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from registry.pointers import join
 from registry.sdk._logging import get_logger
 
-jsonschema_rs: ModuleType | None
-try:
-    import jsonschema_rs
-except ImportError:  # pragma: no cover - platforms without a wheel
-    jsonschema_rs = None
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "FAST_ENGINE",
@@ -98,35 +86,48 @@ FAST_ENGINE = "jsonschema-rs"
 
 _log = get_logger("registry.sdk.validators")
 
-# python-jsonschema class -> (jsonschema-rs class name, the dialect URIs both read alike)
-_DIALECTS: dict[type[Any], tuple[str, frozenset[str]]] = {
-    Draft4Validator: (
-        "Draft4Validator",
-        frozenset(
-            {"http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-04/schema"}
-        ),
+
+# The dialects both engines read alike: the class name (the same in python-jsonschema
+# and jsonschema-rs) and the `$schema` URIs that name it.
+_DIALECT_URIS = {
+    "Draft4Validator": (
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-04/schema",
     ),
-    Draft6Validator: (
-        "Draft6Validator",
-        frozenset(
-            {"http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-06/schema"}
-        ),
+    "Draft6Validator": (
+        "http://json-schema.org/draft-06/schema#",
+        "http://json-schema.org/draft-06/schema",
     ),
-    Draft7Validator: (
-        "Draft7Validator",
-        frozenset(
-            {"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"}
-        ),
+    "Draft7Validator": (
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
     ),
-    Draft201909Validator: (
-        "Draft201909Validator",
-        frozenset({"https://json-schema.org/draft/2019-09/schema"}),
-    ),
-    Draft202012Validator: (
-        "Draft202012Validator",
-        frozenset({"https://json-schema.org/draft/2020-12/schema"}),
-    ),
+    "Draft201909Validator": ("https://json-schema.org/draft/2019-09/schema",),
+    "Draft202012Validator": ("https://json-schema.org/draft/2020-12/schema",),
 }
+
+
+@functools.cache
+def _dialects() -> dict[type[Any], tuple[str, frozenset[str]]]:
+    """python-jsonschema class -> (jsonschema-rs class name, the dialect URIs both read
+    alike), built by the first compile."""
+    import jsonschema
+
+    return {
+        getattr(jsonschema, name): (name, frozenset(uris)) for name, uris in _DIALECT_URIS.items()
+    }
+
+
+@functools.cache
+def _compiled_engine() -> Any:
+    """The jsonschema_rs module, imported by the first compile (the gate's import
+    loads neither engine); None where it is not installed."""
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - platforms without a wheel
+        return None
+    return jsonschema_rs
+
 
 # keywords whose value is a map of names to subschemas
 _SCHEMA_MAPS = frozenset(
@@ -283,8 +284,9 @@ def compile_validator(schema: Any, python: Validator, *, fast: bool = True) -> S
     reason = fallback_reason(schema, type(python)) if fast else "disabled"
     compiled: Any = None
     if reason is None:
-        assert jsonschema_rs is not None
-        cls = getattr(jsonschema_rs, _DIALECTS[_dialect_class(type(python))][0])
+        engine = _compiled_engine()
+        assert engine is not None
+        cls = getattr(engine, _dialects()[_dialect_class(type(python))][0])
         try:
             compiled = cls(schema, validate_formats=False)
         except Exception as exc:  # its own meta-schema check or regex engine said no
@@ -334,10 +336,10 @@ def _dialect_class(python_cls: type[Any]) -> type[Any]:
 
 def fallback_reason(schema: Any, python_cls: type[Any]) -> str | None:
     """Why `schema` must run on python-jsonschema alone, or None if jsonschema-rs agrees."""
-    if jsonschema_rs is None:
+    if _compiled_engine() is None:
         return "jsonschema-rs is not installed"
     python_cls = _dialect_class(python_cls)
-    dialect = _DIALECTS.get(python_cls)
+    dialect = _dialects().get(python_cls)
     if dialect is None:
         return f"{python_cls.__name__} has no jsonschema-rs counterpart"
     if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in dialect[1]:

@@ -350,15 +350,16 @@ def test_failing_hook_does_not_fail_the_call() -> None:
 
 
 def test_validators_are_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jsonschema.validators import validator_for as real
+    from registry.sdk._compiled import Compiler
 
+    real = Compiler._build
     calls: list[Any] = []
 
-    def counting(schema: Any, *args: Any, **kwargs: Any) -> Any:
+    def counting(self: Compiler, schema: Any, where: str) -> Any:
         calls.append(schema)
-        return real(schema, *args, **kwargs)
+        return real(self, schema, where)
 
-    monkeypatch.setattr("registry.sdk._compiled.validator_for", counting)
+    monkeypatch.setattr(Compiler, "_build", counting)
     gate = gate_of(seed_000(v3_served=True))
     assert len(calls) == 2  # the strict forms of v4 and v3, whatever the calls declare
     for _ in range(3):

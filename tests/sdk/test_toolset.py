@@ -279,6 +279,54 @@ def test_a_canonical_payload_with_meta_floats_and_an_alias_loads(slow_path_spy: 
     assert type(minimum["properties"]["ratio"]["minimum"]) is float
 
 
+@pytest.fixture
+def writer_spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the definitions whose digest is written canonically on the byte path."""
+    import registry.sdk._verify as module
+
+    calls: list[int] = []
+    real = module.digest
+
+    def spy(definition: Any) -> str:
+        calls.append(1)
+        return real(definition)
+
+    monkeypatch.setattr(module, "digest", spy)
+    return calls
+
+
+def test_a_meta_first_definition_is_checked_on_its_bytes_without_the_meta(
+    writer_spy: list[int],
+) -> None:
+    """`_meta` sorts first in canonical JSON: cut out, the rest is the digested text."""
+    body = _awkward_payload(_meta={"note": "changed", "nested": {"_meta": [1.5, "}"]}})
+    toolset = Toolset.from_json(canonical(body))
+    assert writer_spy == []
+    definition = toolset.tool("awkward").current_version.definition  # type: ignore[union-attr]
+    assert definition["_meta"]["nested"] == {"_meta": [1.5, "}"]}
+    for meta in ({}, {"a": None}):  # an empty object; a member alone with `_meta`
+        only = {"name": "lone", "inputSchema": {"type": "object"}, "_meta": meta}
+        tool = {"name": "lone", "current": 1, "versions": [served(only, 1)], "retired": []}
+        assert Toolset.from_json(canonical(payload([tool]))).tool("lone") is not None
+    assert writer_spy == []
+
+
+def test_a_key_before_meta_is_written_canonically_and_still_exact(
+    writer_spy: list[int],
+) -> None:
+    from registry.canonical import digest
+
+    definition = {**copy.deepcopy(AWKWARD), "$comment": "sorts before _meta"}
+    version = served(definition, 1)
+    tool = {"name": "awkward", "current": 1, "versions": [version], "retired": []}
+    toolset = Toolset.from_json(canonical(payload([tool])))
+    assert writer_spy == [1]
+    assert toolset.tool("awkward").current_version.digest == digest(definition)  # type: ignore[union-attr]
+    version["digest"] = digest({**definition, "$comment": "another"})
+    with pytest.raises(ToolsetError, match="hashes to"):
+        Toolset.from_json(canonical(payload([tool])))
+
+
 @pytest.mark.parametrize(
     "change",
     [

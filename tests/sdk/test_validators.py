@@ -469,7 +469,7 @@ def test_a_refusal_is_re_checked_and_python_jsonschema_decides() -> None:
 
 
 def test_without_jsonschema_rs_everything_runs_on_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validators_module, "jsonschema_rs", None)
+    monkeypatch.setattr(validators_module, "_compiled_engine", lambda: None)
     validator = compiled({"type": "object"})
     assert validator.engine == PYTHON_ENGINE
     assert validator.fallback_reason == "jsonschema-rs is not installed"
