@@ -23,7 +23,8 @@ SCANNED = ("registry", "tests", "bench", "examples")
 
 def _python_files() -> Iterator[Path]:
     for top in SCANNED:
-        yield from sorted((ROOT / top).rglob("*.py"))
+        # npm packages the tests install (node_modules) ship Python files of their own
+        yield from sorted(p for p in (ROOT / top).rglob("*.py") if "node_modules" not in p.parts)
 
 
 def _module_name(path: Path) -> str:
