@@ -307,12 +307,16 @@ def _schema(
 
 
 def _held(key: str, before: Any, after: Any, olds: list[Any], news: list[Any]) -> None:
-    """An equal keyword's value among the parts; a map of schemas as its
-    schemas, in old's order on both sides (each part is then a schema or data,
-    never a map of them: `_shallow` reads a part's keys as keywords)."""
+    """An equal keyword's value among the parts; a map or a list of schemas
+    as its schemas, in old's order on both sides (each part is then a schema
+    or data, never a map or list of them: `_shallow` reads a part's keys as
+    keywords, and takes a list part for data)."""
     if key in _SCHEMA_MAPS and type(before) is dict and type(after) is dict:
         olds += before.values()
         news += map(after.__getitem__, before)  # (equal maps: the same names)
+    elif key in _LISTS and type(before) is list and type(after) is list:
+        olds += before  # (equal lists: the same length)
+        news += after
     else:
         olds.append(before)
         news.append(after)
