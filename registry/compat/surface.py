@@ -179,14 +179,25 @@ def _within(
             deepest = tokens
     deepest -= base
     size = len(equal)
-    refs = equal.count(_REF) if _DOLLAR in equal else 0  # (an int: memchr)
-    nodes = size  # (at most: counted below only where a bound needs it)
-    work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
-    if work + nodes > limits.max_nodes or work + nodes > limits.max_steps:
-        nodes = _nodes(equal)
-    if deepest >= limits.max_walk_depth or work + nodes > min(limits.max_nodes, limits.max_steps):
-        return False
     room = limits.max_depth - deepest
+    cap = limits.max_nodes if limits.max_nodes < limits.max_steps else limits.max_steps
+    if _DOLLAR not in equal:  # (an int: memchr) no `$ref` among the parts
+        work = 1 + deepest * len(findings)
+        if work + size <= cap and deepest < limits.max_walk_depth:
+            if 1 + size // 4 <= room:
+                return True
+            nodes = _nodes(equal)
+            if nodes <= room:
+                return True
+        refs = 0
+    else:
+        refs = equal.count(_REF)
+        work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
+    nodes = size  # (at most: counted below only where a bound needs it)
+    if work + nodes > cap:
+        nodes = _nodes(equal)
+    if deepest >= limits.max_walk_depth or work + nodes > cap:
+        return False
     if refs or (
         1 + size // 4 > room
         and (nodes if nodes < size else _nodes(equal)) > room
@@ -251,7 +262,7 @@ def _schema(
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
         raise _Other
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
-    annotations = []
+    annotations: list[str] | None = None
     for key in keys:
         before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if before is after:
@@ -263,11 +274,16 @@ def _schema(
             continue
         if key in ANNOTATIONS:
             if before != after or (type(before) is not str and not json_same(before, after)):
-                annotations.append(key)  # (worded by the rule that owns the kind)
+                # (worded by the rule that owns the kind)
+                annotations = [key] if annotations is None else [*annotations, key]
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                _held(key, before, after, olds, news)
+                if key in _EXPANDED:
+                    _held(key, before, after, olds, news)
+                else:
+                    olds.append(before)
+                    news.append(after)
             elif key == "$ref":
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
@@ -276,14 +292,14 @@ def _schema(
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
             findings.append(enum_widened(at, "enum", list(before), gained))
-        elif plain and key == "required" and _plain_object(old) and _plain_object(new):
+        elif plain and key == "required" and _plain_objects(old, new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
                 findings.append(required_removed(at, name))
         elif key == "properties":
-            adds = plain and _plain_object(old) and _plain_object(new)
+            adds = plain and _plain_objects(old, new)
             required = old.get("required", _NO_NAMES)
             _map(before, after, at, findings, olds, news, depth, adds, required)
         elif key in _MAPS or key == "dependencies":
@@ -302,7 +318,7 @@ def _schema(
             _schema(before, after, at, findings, olds, news, depth + 1, deeper)
         else:
             raise _Other
-    if annotations:
+    if annotations is not None:
         findings += annotation_changes(pointer, old, new, annotations)
 
 
@@ -357,14 +373,17 @@ def _map(
             _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
 
 
-def _plain_object(schema: dict[str, Any]) -> bool:
-    """An object the walk reads as its own keywords only (no applicator, no
-    pattern, no schema for unlisted names)."""
+def _plain_objects(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Both objects the walk reads as their own keywords only (no applicator,
+    no pattern, no schema for unlisted names)."""
     return (
-        schema.keys() <= _OBJECT_KEYS
-        and schema.get("type") == "object"
-        and type(schema.get("additionalProperties", True)) is bool
-        and type(schema.get("required", _NO_NAMES)) is list
+        old.keys() <= _OBJECT_KEYS
+        and new.keys() <= _OBJECT_KEYS
+        and old.get("type") == "object" == new.get("type")
+        and type(old.get("additionalProperties", True)) is bool
+        and type(new.get("additionalProperties", True)) is bool
+        and type(old.get("required", _NO_NAMES)) is list
+        and type(new.get("required", _NO_NAMES)) is list
     )
 
 
@@ -410,6 +429,8 @@ def _plain_addition(schema: Any) -> bool:
 
 
 _NO_NAMES: list[str] = []
+# equal values `_held` takes apart: maps and lists of schemas
+_EXPANDED = _SCHEMA_MAPS | _LISTS
 _ABSENT: Any = object()
 _DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
 _PACK = msgspec.msgpack.Encoder()  # in the order written: equal bytes are equal JSON
