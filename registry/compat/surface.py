@@ -353,7 +353,7 @@ def _map(
     object) names new declares beyond old's are property-added."""
     if type(old) is not dict or type(new) is not dict:
         raise _Other
-    if old.keys() != new.keys():
+    if len(old) != len(new):  # (as many names, and one apart: see below)
         if not (adds and old.keys() < new.keys()):
             raise _Other
         for name in new.keys() - old.keys():
@@ -364,11 +364,12 @@ def _map(
                 olds.append(schema)
                 news.append(schema)
             findings.append(property_added(f"{at}/{escape(name)}", name, schema))
+    keep_old, keep_new, get = olds.append, news.append, new.get
     for name, first in old.items():
-        second = new[name]
+        second = get(name, _ABSENT)  # (absent: not a schema, `_schema` gives up)
         if first == second:
-            olds.append(first)
-            news.append(second)
+            keep_old(first)
+            keep_new(second)
         else:
             _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
 
