@@ -365,13 +365,20 @@ def _map(
                 news.append(schema)
             findings.append(property_added(f"{at}/{escape(name)}", name, schema))
     keep_old, keep_new, get = olds.append, news.append, new.get
-    for name, first in old.items():
-        second = get(name, _ABSENT)  # (absent: not a schema, `_schema` gives up)
-        if first == second:
-            keep_old(first)
-            keep_new(second)
-        else:
-            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
+    try:
+        for name, first in old.items():
+            second = get(name, _ABSENT)  # (absent: not a schema, `_schema` gives up)
+            if first == second:
+                keep_old(first)
+                keep_new(second)
+            else:
+                _schema(
+                    first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds
+                )
+    except RecursionError:
+        if old.keys() != new.keys():
+            raise _Other from None  # (names apart: given up before comparing any)
+        raise
 
 
 def _plain_objects(old: dict[str, Any], new: dict[str, Any]) -> bool:
