@@ -313,6 +313,11 @@ SURFACE_PAIRS = {
         _deep(0, {"type": "object", "properties": {"a": {"type": "string"}, "n": _deep(20, {})}}),
     ),
     "ref beside the change": (_ref_beside("one"), _ref_beside("two")),
+    # a list of schemas both versions hold: its schemas are measured one by one
+    "deep union beside the change": (
+        {"type": "object", "description": "one", "anyOf": [{}, _deep(20, {})]},
+        {"type": "object", "description": "two", "anyOf": [{}, _deep(20, {})]},
+    ),
     "many properties, one deep": (_many_and_one_deep("one"), _many_and_one_deep("two")),
     "deep through refs": (
         _referring(20, "one"),

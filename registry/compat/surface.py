@@ -179,14 +179,25 @@ def _within(
             deepest = tokens
     deepest -= base
     size = len(equal)
-    refs = equal.count(_REF) if _DOLLAR in equal else 0  # (an int: memchr)
-    nodes = size  # (at most: counted below only where a bound needs it)
-    work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
-    if work + nodes > limits.max_nodes or work + nodes > limits.max_steps:
-        nodes = _nodes(equal)
-    if deepest >= limits.max_walk_depth or work + nodes > min(limits.max_nodes, limits.max_steps):
-        return False
     room = limits.max_depth - deepest
+    cap = limits.max_nodes if limits.max_nodes < limits.max_steps else limits.max_steps
+    if _DOLLAR not in equal:  # (an int: memchr) no `$ref` among the parts
+        work = 1 + deepest * len(findings)
+        if work + size <= cap and deepest < limits.max_walk_depth:
+            if 1 + size // 4 <= room:
+                return True
+            nodes = _nodes(equal)
+            if nodes <= room:
+                return True
+        refs = 0
+    else:
+        refs = equal.count(_REF)
+        work = 1 + deepest * len(findings) + refs * (limits.max_depth + 1)
+    nodes = size  # (at most: counted below only where a bound needs it)
+    if work + nodes > cap:
+        nodes = _nodes(equal)
+    if deepest >= limits.max_walk_depth or work + nodes > cap:
+        return False
     if refs or (
         1 + size // 4 > room
         and (nodes if nodes < size else _nodes(equal)) > room
@@ -251,7 +262,7 @@ def _schema(
     if type(old) is not dict or type(new) is not dict or depth > _MAX_DEPTH:
         raise _Other
     keys = old.keys() | new.keys() if old.keys() != new.keys() else old.keys()
-    annotations = []
+    annotations: list[str] | None = None
     for key in keys:
         before, after = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if before is after:
@@ -263,11 +274,16 @@ def _schema(
             continue
         if key in ANNOTATIONS:
             if before != after or (type(before) is not str and not json_same(before, after)):
-                annotations.append(key)  # (worded by the rule that owns the kind)
+                # (worded by the rule that owns the kind)
+                annotations = [key] if annotations is None else [*annotations, key]
             continue
         if before == after:
             if type(before) is not str:  # equal strings are the same JSON
-                _held(key, before, after, olds, news)
+                if key in _EXPANDED:
+                    _held(key, before, after, olds, news)
+                else:
+                    olds.append(before)
+                    news.append(after)
             elif key == "$ref":
                 olds.append(key)  # (marked for `_within`)
                 news.append(key)
@@ -276,14 +292,14 @@ def _schema(
         gained = _widening(old, new) if plain and key == "enum" else None
         if gained:
             findings.append(enum_widened(at, "enum", list(before), gained))
-        elif plain and key == "required" and _plain_object(old) and _plain_object(new):
+        elif plain and key == "required" and _plain_objects(old, new):
             was, now = old.get("required", _NO_NAMES), new.get("required", _NO_NAMES)
             if not set(was) > set(now) or not all(type(name) is str for name in was):
                 raise _Other  # a name required now is the walk's (it breaks)
             for name in sorted(set(was) - set(now)):
                 findings.append(required_removed(at, name))
         elif key == "properties":
-            adds = plain and _plain_object(old) and _plain_object(new)
+            adds = plain and _plain_objects(old, new)
             required = old.get("required", _NO_NAMES)
             _map(before, after, at, findings, olds, news, depth, adds, required)
         elif key in _MAPS or key == "dependencies":
@@ -302,17 +318,21 @@ def _schema(
             _schema(before, after, at, findings, olds, news, depth + 1, deeper)
         else:
             raise _Other
-    if annotations:
+    if annotations is not None:
         findings += annotation_changes(pointer, old, new, annotations)
 
 
 def _held(key: str, before: Any, after: Any, olds: list[Any], news: list[Any]) -> None:
-    """An equal keyword's value among the parts; a map of schemas as its
-    schemas, in old's order on both sides (each part is then a schema or data,
-    never a map of them: `_shallow` reads a part's keys as keywords)."""
+    """An equal keyword's value among the parts; a map or a list of schemas
+    as its schemas, in old's order on both sides (each part is then a schema
+    or data, never a map or list of them: `_shallow` reads a part's keys as
+    keywords, and takes a list part for data)."""
     if key in _SCHEMA_MAPS and type(before) is dict and type(after) is dict:
         olds += before.values()
         news += map(after.__getitem__, before)  # (equal maps: the same names)
+    elif key in _LISTS and type(before) is list and type(after) is list:
+        olds += before  # (equal lists: the same length)
+        news += after
     else:
         olds.append(before)
         news.append(after)
@@ -333,7 +353,7 @@ def _map(
     object) names new declares beyond old's are property-added."""
     if type(old) is not dict or type(new) is not dict:
         raise _Other
-    if old.keys() != new.keys():
+    if len(old) != len(new):  # (as many names, and one apart: see below)
         if not (adds and old.keys() < new.keys()):
             raise _Other
         for name in new.keys() - old.keys():
@@ -344,23 +364,34 @@ def _map(
                 olds.append(schema)
                 news.append(schema)
             findings.append(property_added(f"{at}/{escape(name)}", name, schema))
-    for name, first in old.items():
-        second = new[name]
-        if first == second:
-            olds.append(first)
-            news.append(second)
-        else:
-            _schema(first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds)
+    keep_old, keep_new, get = olds.append, news.append, new.get
+    try:
+        for name, first in old.items():
+            second = get(name, _ABSENT)  # (absent: not a schema, `_schema` gives up)
+            if first == second:
+                keep_old(first)
+                keep_new(second)
+            else:
+                _schema(
+                    first, second, f"{at}/{escape(name)}", findings, olds, news, depth + 1, adds
+                )
+    except RecursionError:
+        if old.keys() != new.keys():
+            raise _Other from None  # (names apart: given up before comparing any)
+        raise
 
 
-def _plain_object(schema: dict[str, Any]) -> bool:
-    """An object the walk reads as its own keywords only (no applicator, no
-    pattern, no schema for unlisted names)."""
+def _plain_objects(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Both objects the walk reads as their own keywords only (no applicator,
+    no pattern, no schema for unlisted names)."""
     return (
-        schema.keys() <= _OBJECT_KEYS
-        and schema.get("type") == "object"
-        and type(schema.get("additionalProperties", True)) is bool
-        and type(schema.get("required", _NO_NAMES)) is list
+        old.keys() <= _OBJECT_KEYS
+        and new.keys() <= _OBJECT_KEYS
+        and old.get("type") == "object" == new.get("type")
+        and type(old.get("additionalProperties", True)) is bool
+        and type(new.get("additionalProperties", True)) is bool
+        and type(old.get("required", _NO_NAMES)) is list
+        and type(new.get("required", _NO_NAMES)) is list
     )
 
 
@@ -406,6 +437,8 @@ def _plain_addition(schema: Any) -> bool:
 
 
 _NO_NAMES: list[str] = []
+# equal values `_held` takes apart: maps and lists of schemas
+_EXPANDED = _SCHEMA_MAPS | _LISTS
 _ABSENT: Any = object()
 _DOLLAR = ord("$")  # rare outside `$ref`, `$defs` and `$schema`
 _PACK = msgspec.msgpack.Encoder()  # in the order written: equal bytes are equal JSON
